@@ -1,0 +1,56 @@
+package acp
+
+import "context"
+
+// Agent is the agent side of ACP: one method per baseline request, shaped
+// (ctx, *Request) (*Response, error). Optional methods are the small
+// interfaces below, found by type assertion; a method whose interface the
+// agent does not implement answers -32601.
+type Agent interface {
+	Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error)
+	Authenticate(ctx context.Context, req *AuthenticateRequest) (*AuthenticateResponse, error)
+	NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error)
+	Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error)
+	// Cancel runs inline on the read loop: it must not block.
+	Cancel(ctx context.Context, req *CancelNotification)
+}
+
+type SessionLoader interface {
+	LoadSession(ctx context.Context, req *LoadSessionRequest) (*LoadSessionResponse, error)
+}
+
+type SessionResumer interface {
+	ResumeSession(ctx context.Context, req *ResumeSessionRequest) (*ResumeSessionResponse, error)
+}
+
+type SessionLister interface {
+	ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error)
+}
+
+type SessionCloser interface {
+	CloseSession(ctx context.Context, req *CloseSessionRequest) (*EmptyResponse, error)
+}
+
+type SessionDeleter interface {
+	DeleteSession(ctx context.Context, req *DeleteSessionRequest) (*EmptyResponse, error)
+}
+
+type ModeSetter interface {
+	SetSessionMode(ctx context.Context, req *SetModeRequest) (*EmptyResponse, error)
+}
+
+type ConfigOptionSetter interface {
+	SetSessionConfigOption(ctx context.Context, req *SetConfigOptionRequest) (*SetConfigOptionResponse, error)
+}
+
+type LoggerOuter interface {
+	Logout(ctx context.Context, req *LogoutRequest) (*LogoutResponse, error)
+}
+
+// Client is what an agent may call on the editor. Conn implements it.
+type Client interface {
+	SessionUpdate(ctx context.Context, sessionID string, u Update) error
+	RequestPermission(ctx context.Context, req *RequestPermissionRequest) (*RequestPermissionResponse, error)
+	ReadTextFile(ctx context.Context, req *ReadTextFileRequest) (*ReadTextFileResponse, error)
+	WriteTextFile(ctx context.Context, req *WriteTextFileRequest) error
+}

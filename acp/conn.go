@@ -1,0 +1,250 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Options configure a Conn. The zero value (or nil) is valid.
+type Options struct {
+	Logger         *slog.Logger // default: discard
+	MaxMessageSize int          // default: DefaultMaxMessageSize
+}
+
+// Conn is the agent side of one ACP connection. It reads requests from the
+// editor, dispatches them to the Agent, and implements Client for calls back.
+//
+// Concurrency: the read loop never blocks. Each request runs in its own
+// goroutine with a context cancelled by $/cancel_request or by the connection
+// closing; notifications run inline, in order. One writer owns the output.
+type Conn struct {
+	agent Agent
+	rpc   atomic.Pointer[jsonrpc2.Conn]
+	log   *slog.Logger
+	seq   atomic.Uint64
+	ready chan struct{}
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // request id -> cancel
+	wg       sync.WaitGroup
+}
+
+// NewConn starts serving the agent built by newAgent over r and w. closer, if
+// not nil, is closed when the connection ends (typically stdin).
+func NewConn(ctx context.Context, newAgent func(Client) Agent, r io.Reader, w io.Writer, closer io.Closer, opts *Options) *Conn {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Conn{log: o.Logger, inflight: map[string]context.CancelFunc{}, ready: make(chan struct{})}
+	c.agent = newAgent(c)
+	stream := newLineStream(r, w, closer, o.MaxMessageSize, o.Logger, func(err error) {
+		c.log.Warn("writing to the client failed; closing the connection", "err", err)
+		<-c.ready
+		c.rpc.Load().Close()
+	})
+	c.rpc.Store(jsonrpc2.NewConn(ctx, stream, handler{c}, jsonrpc2.SetLogger(slogPrintf{o.Logger})))
+	close(c.ready)
+	return c
+}
+
+func (c *Conn) conn() *jsonrpc2.Conn {
+	<-c.ready
+	return c.rpc.Load()
+}
+
+// Done is closed when the connection has ended (EOF, error or Close).
+func (c *Conn) Done() <-chan struct{} { return c.conn().DisconnectNotify() }
+
+// Close ends the connection.
+func (c *Conn) Close() error { return c.conn().Close() }
+
+// Wait blocks until the connection has ended and every request handler has returned.
+func (c *Conn) Wait() {
+	<-c.Done()
+	c.wg.Wait()
+}
+
+type slogPrintf struct{ l *slog.Logger }
+
+func (s slogPrintf) Printf(format string, v ...any) {
+	s.l.Debug(fmt.Sprintf(format, v...), "component", "jsonrpc2")
+}
+
+// ---- inbound ----
+
+type handler struct{ c *Conn }
+
+func (h handler) Handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	h.c.handle(ctx, rc, req)
+}
+
+func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	m, known := methods[req.Method]
+	if req.Notif {
+		switch {
+		case req.Method == MethodCancelRequest:
+			c.cancelRequest(req)
+		case known && m.notification:
+			c.runNotification(ctx, m, req)
+		default:
+			// Unknown notifications (and requests sent without an id) are ignored.
+			c.log.Debug("ignored notification", "method", req.Method)
+		}
+		return
+	}
+	id := req.ID
+	switch {
+	case !known:
+		c.replyErr(ctx, rc, id, Errorf(CodeMethodNotFound, "method not found: %s", req.Method))
+		return
+	case m.notification:
+		c.replyErr(ctx, rc, id, Errorf(CodeInvalidRequest, "%s is a notification and must not carry an id", req.Method))
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	key := id.String()
+	c.mu.Lock()
+	c.inflight[key] = cancel
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inflight, key)
+			c.mu.Unlock()
+			cancel()
+		}()
+		result, err := c.call(rctx, m, req)
+		if err != nil {
+			c.replyErr(ctx, rc, id, toWireError(err))
+			return
+		}
+		if err := rc.Reply(ctx, id, result); err != nil {
+			c.log.Debug("reply failed", "method", req.Method, "err", err)
+		}
+	}()
+}
+
+// call decodes params and runs the handler, turning a panic into -32603.
+func (c *Conn) call(ctx context.Context, m method, req *jsonrpc2.Request) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler panicked", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, Errorf(CodeInternalError, "internal error in %s: %v", req.Method, r)
+		}
+	}()
+	var raw json.RawMessage
+	if req.Params != nil {
+		raw = *req.Params
+	}
+	return m.handle(ctx, c.agent, raw)
+}
+
+func (c *Conn) runNotification(ctx context.Context, m method, req *jsonrpc2.Request) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("notification handler panicked", "method", req.Method, "panic", r)
+		}
+	}()
+	var raw json.RawMessage
+	if req.Params != nil {
+		raw = *req.Params
+	}
+	if _, err := m.handle(ctx, c.agent, raw); err != nil {
+		c.log.Warn("bad notification", "method", req.Method, "err", err)
+	}
+}
+
+func (c *Conn) cancelRequest(req *jsonrpc2.Request) {
+	if req.Params == nil {
+		return
+	}
+	var p CancelRequestNotification
+	if json.Unmarshal(*req.Params, &p) != nil || len(p.RequestID) == 0 {
+		return
+	}
+	var id jsonrpc2.ID
+	if json.Unmarshal(p.RequestID, &id) != nil {
+		return
+	}
+	c.mu.Lock()
+	cancel := c.inflight[id.String()]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (c *Conn) replyErr(ctx context.Context, rc *jsonrpc2.Conn, id jsonrpc2.ID, e *Error) {
+	werr := &jsonrpc2.Error{Code: int64(e.Code), Message: e.Message}
+	if e.Data != nil {
+		werr.SetError(e.Data)
+	}
+	if err := rc.ReplyWithError(ctx, id, werr); err != nil {
+		c.log.Debug("error reply failed", "err", err)
+	}
+}
+
+// ---- outbound (Client) ----
+
+// SessionUpdate sends one session/update notification. It returns once the
+// message is written, so updates sent before a response precede it on the wire.
+func (c *Conn) SessionUpdate(ctx context.Context, sessionID string, u Update) error {
+	return c.conn().Notify(ctx, MethodSessionUpdate, SessionNotification{SessionID: sessionID, Update: u})
+}
+
+func (c *Conn) RequestPermission(ctx context.Context, req *RequestPermissionRequest) (*RequestPermissionResponse, error) {
+	var resp RequestPermissionResponse
+	if err := c.callClient(ctx, MethodSessionRequestPermission, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+func (c *Conn) ReadTextFile(ctx context.Context, req *ReadTextFileRequest) (*ReadTextFileResponse, error) {
+	var resp ReadTextFileResponse
+	if err := c.callClient(ctx, MethodFSReadTextFile, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+func (c *Conn) WriteTextFile(ctx context.Context, req *WriteTextFileRequest) error {
+	var resp json.RawMessage
+	return c.callClient(ctx, MethodFSWriteTextFile, req, &resp)
+}
+
+// callClient makes a request to the client. When ctx ends first it tells the
+// client with $/cancel_request and returns the context's error.
+func (c *Conn) callClient(ctx context.Context, method string, params, result any) error {
+	rc := c.conn()
+	id := jsonrpc2.ID{Num: c.seq.Add(1)}
+	w, err := rc.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	if err != nil {
+		return err
+	}
+	err = w.Wait(ctx, result)
+	if ctx.Err() != nil && err != nil {
+		_ = rc.Notify(context.WithoutCancel(ctx), MethodCancelRequest, CancelRequestNotification{RequestID: json.RawMessage(id.String())})
+		return ctx.Err()
+	}
+	var rpcErr *jsonrpc2.Error
+	if errors.As(err, &rpcErr) {
+		return &Error{Code: int(rpcErr.Code), Message: rpcErr.Message}
+	}
+	return err
+}

@@ -1,0 +1,37 @@
+package acp
+
+// Methods the agent serves (the client calls these).
+const (
+	MethodInitialize             = "initialize"
+	MethodAuthenticate           = "authenticate"
+	MethodLogout                 = "logout"
+	MethodSessionNew             = "session/new"
+	MethodSessionLoad            = "session/load"
+	MethodSessionResume          = "session/resume"
+	MethodSessionList            = "session/list"
+	MethodSessionClose           = "session/close"
+	MethodSessionDelete          = "session/delete"
+	MethodSessionPrompt          = "session/prompt"
+	MethodSessionCancel          = "session/cancel"
+	MethodSessionSetMode         = "session/set_mode"
+	MethodSessionSetConfigOption = "session/set_config_option"
+)
+
+// Methods the client serves (the agent calls these).
+const (
+	MethodSessionUpdate            = "session/update"
+	MethodSessionRequestPermission = "session/request_permission"
+	MethodFSReadTextFile           = "fs/read_text_file"
+	MethodFSWriteTextFile          = "fs/write_text_file"
+	MethodTerminalCreate           = "terminal/create"
+	MethodTerminalOutput           = "terminal/output"
+	MethodTerminalWaitForExit      = "terminal/wait_for_exit"
+	MethodTerminalKill             = "terminal/kill"
+	MethodTerminalRelease          = "terminal/release"
+	MethodElicitationCreate        = "elicitation/create"
+	MethodElicitationComplete      = "elicitation/complete"
+)
+
+// MethodCancelRequest is the protocol-level notification either side may send
+// to cancel one outstanding request.
+const MethodCancelRequest = "$/cancel_request"

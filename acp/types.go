@@ -1,0 +1,383 @@
+package acp
+
+import "encoding/json"
+
+// ---- initialize / auth ----
+
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Title   string `json:"title,omitempty"`
+	Meta    Meta   `json:"_meta,omitempty"`
+}
+
+type FileSystemCapabilities struct {
+	ReadTextFile  bool `json:"readTextFile,omitempty"`
+	WriteTextFile bool `json:"writeTextFile,omitempty"`
+	Meta          Meta `json:"_meta,omitempty"`
+}
+
+type ClientCapabilities struct {
+	FS          FileSystemCapabilities `json:"fs,omitzero"`
+	Terminal    bool                   `json:"terminal,omitempty"`
+	Auth        *ClientAuthCaps        `json:"auth,omitempty"`
+	Session     json.RawMessage        `json:"session,omitempty"`
+	Elicitation json.RawMessage        `json:"elicitation,omitempty"`
+	Meta        Meta                   `json:"_meta,omitempty"`
+}
+
+type ClientAuthCaps struct {
+	Terminal bool `json:"terminal,omitempty"`
+}
+
+// TerminalOutput reports whether the client opted into Zed's _meta terminal
+// convention (clientCapabilities._meta.terminal_output === true).
+func (c ClientCapabilities) TerminalOutput() bool {
+	v, ok := c.Meta["terminal_output"].(bool)
+	return ok && v
+}
+
+type InitializeRequest struct {
+	ProtocolVersion    int                `json:"protocolVersion"`
+	ClientCapabilities ClientCapabilities `json:"clientCapabilities,omitzero"`
+	ClientInfo         *Implementation    `json:"clientInfo,omitempty"`
+	Meta               Meta               `json:"_meta,omitempty"`
+}
+
+type PromptCapabilities struct {
+	Image           bool `json:"image"`
+	Audio           bool `json:"audio"`
+	EmbeddedContext bool `json:"embeddedContext"`
+}
+
+type McpCapabilities struct {
+	HTTP bool `json:"http"`
+	SSE  bool `json:"sse"`
+}
+
+// Empty is the `{}` that marks a capability as supported.
+type Empty struct{}
+
+type SessionCapabilities struct {
+	List                  *Empty `json:"list,omitempty"`
+	Delete                *Empty `json:"delete,omitempty"`
+	AdditionalDirectories *Empty `json:"additionalDirectories,omitempty"`
+	Resume                *Empty `json:"resume,omitempty"`
+	Close                 *Empty `json:"close,omitempty"`
+}
+
+type AgentAuthCapabilities struct {
+	Logout *Empty `json:"logout,omitempty"`
+}
+
+type AgentCapabilities struct {
+	LoadSession         bool                  `json:"loadSession"`
+	PromptCapabilities  PromptCapabilities    `json:"promptCapabilities"`
+	McpCapabilities     McpCapabilities       `json:"mcpCapabilities"`
+	SessionCapabilities SessionCapabilities   `json:"sessionCapabilities"`
+	Auth                AgentAuthCapabilities `json:"auth,omitzero"`
+	Meta                Meta                  `json:"_meta,omitempty"`
+}
+
+type AuthMethod struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Type        string            `json:"type,omitempty"` // "" (agent) | "terminal"
+	Args        []string          `json:"args,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Meta        Meta              `json:"_meta,omitempty"`
+}
+
+type InitializeResponse struct {
+	ProtocolVersion   int               `json:"protocolVersion"`
+	AgentCapabilities AgentCapabilities `json:"agentCapabilities"`
+	AgentInfo         *Implementation   `json:"agentInfo,omitempty"`
+	AuthMethods       []AuthMethod      `json:"authMethods"`
+	Meta              Meta              `json:"_meta,omitempty"`
+}
+
+type AuthenticateRequest struct {
+	MethodID string `json:"methodId"`
+	Meta     Meta   `json:"_meta,omitempty"`
+}
+
+type AuthenticateResponse struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+type LogoutRequest struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+type LogoutResponse struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// ---- sessions ----
+
+type EnvVariable struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type HTTPHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// McpServer is the union of stdio (no type, or "stdio"), "http" and "sse"
+// server configurations, decoded leniently.
+type McpServer struct {
+	Type    string        `json:"type,omitempty"`
+	Name    string        `json:"name"`
+	Command string        `json:"command,omitempty"`
+	Args    []string      `json:"args,omitzero"`
+	Env     []EnvVariable `json:"env,omitzero"`
+	URL     string        `json:"url,omitempty"`
+	Headers []HTTPHeader  `json:"headers,omitzero"`
+	Meta    Meta          `json:"_meta,omitempty"`
+}
+
+type NewSessionRequest struct {
+	Cwd                   string      `json:"cwd"`
+	McpServers            []McpServer `json:"mcpServers"`
+	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
+	Meta                  Meta        `json:"_meta,omitempty"`
+}
+
+type SessionMode struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+type SessionModeState struct {
+	CurrentModeID  string        `json:"currentModeId"`
+	AvailableModes []SessionMode `json:"availableModes"`
+}
+
+type ConfigSelectOption struct {
+	Value       string `json:"value"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// ConfigOption is a session configuration option: a select (string value) or
+// a boolean toggle.
+type ConfigOption struct {
+	ID           string               `json:"id"`
+	Name         string               `json:"name"`
+	Description  string               `json:"description,omitempty"`
+	Category     string               `json:"category,omitempty"`
+	Type         string               `json:"type"` // "select" | "boolean"
+	CurrentValue any                  `json:"currentValue"`
+	Options      []ConfigSelectOption `json:"options,omitempty"`
+	Meta         Meta                 `json:"_meta,omitempty"`
+}
+
+type NewSessionResponse struct {
+	SessionID     string            `json:"sessionId"`
+	Modes         *SessionModeState `json:"modes,omitempty"`
+	ConfigOptions []ConfigOption    `json:"configOptions,omitempty"`
+	Meta          Meta              `json:"_meta,omitempty"`
+}
+
+type LoadSessionRequest struct {
+	SessionID             string      `json:"sessionId"`
+	Cwd                   string      `json:"cwd"`
+	McpServers            []McpServer `json:"mcpServers"`
+	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
+	Meta                  Meta        `json:"_meta,omitempty"`
+}
+
+type LoadSessionResponse struct {
+	Modes         *SessionModeState `json:"modes,omitempty"`
+	ConfigOptions []ConfigOption    `json:"configOptions,omitempty"`
+	Meta          Meta              `json:"_meta,omitempty"`
+}
+
+type ResumeSessionRequest struct {
+	SessionID             string      `json:"sessionId"`
+	Cwd                   string      `json:"cwd"`
+	McpServers            []McpServer `json:"mcpServers,omitempty"`
+	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
+	Meta                  Meta        `json:"_meta,omitempty"`
+}
+
+type ResumeSessionResponse = LoadSessionResponse
+
+type ListSessionsRequest struct {
+	Cwd    string `json:"cwd,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	Meta   Meta   `json:"_meta,omitempty"`
+}
+
+type SessionInfo struct {
+	SessionID             string   `json:"sessionId"`
+	Cwd                   string   `json:"cwd"`
+	Title                 string   `json:"title,omitempty"`
+	UpdatedAt             string   `json:"updatedAt,omitempty"`
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	Meta                  Meta     `json:"_meta,omitempty"`
+}
+
+type ListSessionsResponse struct {
+	Sessions   []SessionInfo `json:"sessions"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+	Meta       Meta          `json:"_meta,omitempty"`
+}
+
+type SessionRef struct {
+	SessionID string `json:"sessionId"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
+type (
+	CloseSessionRequest  = SessionRef
+	DeleteSessionRequest = SessionRef
+	CancelNotification   = SessionRef
+)
+
+type EmptyResponse struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+type SetModeRequest struct {
+	SessionID string `json:"sessionId"`
+	ModeID    string `json:"modeId"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
+type SetConfigOptionRequest struct {
+	SessionID string          `json:"sessionId"`
+	ConfigID  string          `json:"configId"`
+	Type      string          `json:"type,omitempty"` // "boolean" for boolean values
+	Value     json.RawMessage `json:"value"`
+	Meta      Meta            `json:"_meta,omitempty"`
+}
+
+type SetConfigOptionResponse struct {
+	ConfigOptions []ConfigOption `json:"configOptions"`
+	Meta          Meta           `json:"_meta,omitempty"`
+}
+
+// ---- prompt ----
+
+type PromptRequest struct {
+	SessionID string         `json:"sessionId"`
+	Prompt    []ContentBlock `json:"prompt"`
+	Meta      Meta           `json:"_meta,omitempty"`
+}
+
+type StopReason string
+
+const (
+	StopEndTurn         StopReason = "end_turn"
+	StopMaxTokens       StopReason = "max_tokens"
+	StopMaxTurnRequests StopReason = "max_turn_requests"
+	StopRefusal         StopReason = "refusal"
+	StopCancelled       StopReason = "cancelled"
+)
+
+type PromptResponse struct {
+	StopReason StopReason `json:"stopReason"`
+	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+// CancelRequestNotification is $/cancel_request.
+type CancelRequestNotification struct {
+	RequestID json.RawMessage `json:"requestId"`
+}
+
+// ---- permission ----
+
+type PermissionOptionKind string
+
+const (
+	AllowOnce    PermissionOptionKind = "allow_once"
+	AllowAlways  PermissionOptionKind = "allow_always"
+	RejectOnce   PermissionOptionKind = "reject_once"
+	RejectAlways PermissionOptionKind = "reject_always"
+)
+
+type PermissionOption struct {
+	OptionID string               `json:"optionId"`
+	Name     string               `json:"name"`
+	Kind     PermissionOptionKind `json:"kind"`
+	Meta     Meta                 `json:"_meta,omitempty"`
+}
+
+type RequestPermissionRequest struct {
+	SessionID string             `json:"sessionId"`
+	ToolCall  ToolCallUpdate     `json:"toolCall"`
+	Options   []PermissionOption `json:"options"`
+	Meta      Meta               `json:"_meta,omitempty"`
+}
+
+type PermissionOutcome struct {
+	Outcome  string `json:"outcome"` // "cancelled" | "selected"
+	OptionID string `json:"optionId,omitempty"`
+}
+
+type RequestPermissionResponse struct {
+	Outcome PermissionOutcome `json:"outcome"`
+	Meta    Meta              `json:"_meta,omitempty"`
+}
+
+// ---- client file system ----
+
+type ReadTextFileRequest struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+	Line      *int   `json:"line,omitempty"`
+	Limit     *int   `json:"limit,omitempty"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
+type ReadTextFileResponse struct {
+	Content string `json:"content"`
+	Meta    Meta   `json:"_meta,omitempty"`
+}
+
+type WriteTextFileRequest struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+	Content   string `json:"content"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
+// ---- client terminals ----
+
+type CreateTerminalRequest struct {
+	SessionID       string        `json:"sessionId"`
+	Command         string        `json:"command"`
+	Args            []string      `json:"args,omitempty"`
+	Env             []EnvVariable `json:"env,omitempty"`
+	Cwd             string        `json:"cwd,omitempty"`
+	OutputByteLimit *int64        `json:"outputByteLimit,omitempty"`
+	Meta            Meta          `json:"_meta,omitempty"`
+}
+
+type CreateTerminalResponse struct {
+	TerminalID string `json:"terminalId"`
+	Meta       Meta   `json:"_meta,omitempty"`
+}
+
+type TerminalRequest struct {
+	SessionID  string `json:"sessionId"`
+	TerminalID string `json:"terminalId"`
+	Meta       Meta   `json:"_meta,omitempty"`
+}
+
+type TerminalExitStatus struct {
+	ExitCode *int    `json:"exitCode,omitempty"`
+	Signal   *string `json:"signal,omitempty"`
+}
+
+type TerminalOutputResponse struct {
+	Output     string              `json:"output"`
+	Truncated  bool                `json:"truncated"`
+	ExitStatus *TerminalExitStatus `json:"exitStatus,omitempty"`
+	Meta       Meta                `json:"_meta,omitempty"`
+}

@@ -1,0 +1,203 @@
+// Package agent is the ACP agent: sessions, the prompt turn loop,
+// cancellation and stop reasons, and permission decisions. It appends what
+// happens to each session's log and sends what package mapping makes of it;
+// it never formats a wire message by hand.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// Options configure an Agent. Zero values take the documented defaults.
+type Options struct {
+	Name    string // agentInfo.name; default "acp-bridge"
+	Version string // agentInfo.version; default "dev"
+
+	Registry *registry.Registry // the global tools; default: none
+	Model    model.Provider     // nil: prompts answer how to configure one
+	// ModelHint is shown when Model is nil, e.g. the flag to set.
+	ModelHint string
+
+	// MaxTurnRequests bounds model requests in one turn (default 50); past
+	// it the turn ends with stopReason max_turn_requests.
+	MaxTurnRequests int
+
+	Logger *slog.Logger
+	Now    func() time.Time // default time.Now
+	NewID  func() string    // session ids; default random
+}
+
+// Agent serves one ACP connection. It implements acp.Agent.
+type Agent struct {
+	o      Options
+	client acp.Client
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	caps     acp.ClientCapabilities
+	sessions map[string]*Session
+}
+
+var (
+	_ acp.Agent         = (*Agent)(nil)
+	_ acp.SessionCloser = (*Agent)(nil)
+)
+
+// New returns an agent that talks to client.
+func New(client acp.Client, o Options) *Agent {
+	if o.Name == "" {
+		o.Name = "acp-bridge"
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Registry == nil {
+		o.Registry = registry.New()
+	}
+	if o.MaxTurnRequests <= 0 {
+		o.MaxTurnRequests = 50
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.NewID == nil {
+		o.NewID = randomID
+	}
+	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*Session{}}
+}
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Initialize negotiates the version and states what this agent can do. It
+// advertises only what works.
+func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	if req.ProtocolVersion < 0 || req.ProtocolVersion > 65535 {
+		return nil, acp.InvalidParams("invalid params: protocolVersion must be between 0 and 65535")
+	}
+	a.mu.Lock()
+	a.caps = req.ClientCapabilities
+	a.mu.Unlock()
+	a.log.Info("initialize", "clientVersion", req.ProtocolVersion, "client", req.ClientInfo,
+		"terminalOutput", req.ClientCapabilities.TerminalOutput())
+	// We speak version 1 only: a client asking for 1 gets 1; any other
+	// request gets our latest, and the client decides whether to go on.
+	return &acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersion,
+		AgentInfo:       &acp.Implementation{Name: a.o.Name, Version: a.o.Version, Title: "ACP Bridge"},
+		AgentCapabilities: acp.AgentCapabilities{
+			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}},
+		},
+		AuthMethods: []acp.AuthMethod{},
+	}, nil
+}
+
+// Authenticate: this agent has no auth methods, so any method id is unknown.
+func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
+	return nil, acp.InvalidParams("invalid params: unknown auth method %q (this agent advertises none)", req.MethodID)
+}
+
+// NewSession starts a session rooted at the absolute cwd.
+func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	if !filepath.IsAbs(req.Cwd) {
+		return nil, acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", req.Cwd)
+	}
+	roots := []string{filepath.Clean(req.Cwd)}
+	for _, d := range req.AdditionalDirectories {
+		if !filepath.IsAbs(d) {
+			return nil, acp.InvalidParams("invalid params: additionalDirectories must be absolute paths, got %q", d)
+		}
+		roots = append(roots, filepath.Clean(d))
+	}
+	for i, s := range req.McpServers {
+		if s.Name == "" {
+			return nil, acp.InvalidParams("invalid params: mcpServers[%d] has no name", i)
+		}
+	}
+	a.mu.Lock()
+	caps := a.caps
+	a.mu.Unlock()
+	s := newSession(a, a.o.NewID(), roots, caps)
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
+	return &acp.NewSessionResponse{SessionID: s.id}, nil
+}
+
+func (a *Agent) session(id string) (*Session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	if s == nil {
+		return nil, &acp.Error{Code: acp.CodeResourceNotFound, Message: "session not found: " + id, Data: map[string]string{"sessionId": id}}
+	}
+	return s, nil
+}
+
+// Prompt runs one turn. Every update of the turn is written before it returns.
+func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	s, err := a.session(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	stop, err := s.prompt(ctx, req.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	return &acp.PromptResponse{StopReason: stop}, nil
+}
+
+// Cancel stops the session's running turn, if any. It does not block.
+func (a *Agent) Cancel(ctx context.Context, req *acp.CancelNotification) {
+	a.mu.Lock()
+	s := a.sessions[req.SessionID]
+	a.mu.Unlock()
+	if s != nil {
+		s.cancel()
+	}
+}
+
+// CloseSession cancels the session's work, waits for it, and frees it.
+func (a *Agent) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (*acp.EmptyResponse, error) {
+	s, err := a.session(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	delete(a.sessions, s.id)
+	a.mu.Unlock()
+	s.close()
+	return &acp.EmptyResponse{}, nil
+}
+
+// Shutdown cancels every session's turn and waits for them to end.
+func (a *Agent) Shutdown() {
+	a.mu.Lock()
+	ss := make([]*Session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		ss = append(ss, s)
+	}
+	a.sessions = map[string]*Session{}
+	a.mu.Unlock()
+	for _, s := range ss {
+		s.close()
+	}
+}

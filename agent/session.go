@@ -1,0 +1,312 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/mapping"
+	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/pipeline"
+	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/session"
+)
+
+// Session is one conversation: its log, its tools and its running turn.
+type Session struct {
+	a     *Agent
+	id    string
+	cwd   string
+	roots []string
+	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
+	scope *registry.Scope
+	pipe  *pipeline.Pipeline
+
+	// emitMu orders events: one append and its updates at a time, so the
+	// log order is the wire order.
+	emitMu sync.Mutex
+	log    *session.Log
+	tr     *mapping.Translator
+
+	mu      sync.Mutex
+	running bool
+	stop    context.CancelFunc
+	done    chan struct{} // closed when the running turn ends
+	turns   int
+	history []model.Message
+	perms   permissions
+}
+
+func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities) *Session {
+	s := &Session{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
+		scope: a.o.Registry.NewScope(), log: session.NewLog(a.o.Now)}
+	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
+	s.pipe = pipeline.New(&pipeline.Options{
+		Approver:   s,
+		Middleware: []pipeline.Middleware{s.markRunning},
+		Logger:     a.log.With("session", id),
+	})
+	return s
+}
+
+// emit appends an event and sends its updates. Updates are written with a
+// context that outlives a cancelled turn: final card updates must still go out.
+func (s *Session) emit(ctx context.Context, ev session.Event) {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	ev = s.log.Append(ev)
+	for _, u := range s.tr.Translate(ev) {
+		if err := s.a.client.SessionUpdate(context.WithoutCancel(ctx), s.id, u); err != nil {
+			s.a.log.Debug("session/update not delivered", "session", s.id, "err", err)
+		}
+	}
+}
+
+func (s *Session) notice(ctx context.Context, text string) {
+	s.emit(ctx, session.New(session.TypeNotice, session.Notice{Text: text}))
+}
+
+// cancel stops the running turn, if any. It never blocks.
+func (s *Session) cancel() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		s.stop()
+	}
+}
+
+// close cancels the running turn and waits for it to finish.
+func (s *Session) close() {
+	s.mu.Lock()
+	if s.stop != nil {
+		s.stop()
+	}
+	done := s.done
+	s.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// prompt runs one turn to its stop reason.
+func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, error) {
+	text, err := promptText(blocks)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return "", acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
+	}
+	tctx, stop := context.WithCancel(ctx)
+	s.running, s.stop, s.done = true, stop, make(chan struct{})
+	s.turns++
+	turn := s.turns
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running, s.stop = false, nil
+		close(s.done)
+		s.done = nil
+		s.mu.Unlock()
+		stop()
+	}()
+
+	raw, _ := json.Marshal(blocks)
+	s.emit(ctx, session.New(session.TypeUserMessage, session.UserMessage{Prompt: raw, Text: text}))
+	s.emit(ctx, session.New(session.TypeTurnStart, session.TurnStart{Turn: turn}))
+	reason := s.run(tctx, text)
+	if tctx.Err() != nil {
+		reason = acp.StopCancelled
+	}
+	s.failUnfinished(ctx)
+	s.emit(ctx, session.New(session.TypeTurnEnd, session.TurnEnd{Turn: turn, StopReason: string(reason)}))
+	return reason, nil
+}
+
+// run is the turn loop: model, tools, results back to the model, until the
+// model answers without calling a tool.
+func (s *Session) run(ctx context.Context, text string) acp.StopReason {
+	if s.a.o.Model == nil {
+		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
+		return acp.StopEndTurn
+	}
+	s.mu.Lock()
+	s.history = append(s.history, model.Message{Role: model.RoleUser, Content: text})
+	s.mu.Unlock()
+
+	for range s.a.o.MaxTurnRequests {
+		msg, finish, err := s.stream(ctx)
+		if ctx.Err() != nil {
+			s.commit(msg)
+			return acp.StopCancelled
+		}
+		if err != nil {
+			s.a.log.Warn("model request failed", "session", s.id, "err", err)
+			s.notice(ctx, fmt.Sprintf("\n\n[Model request failed: %v]\n\n", err))
+			return acp.StopEndTurn
+		}
+		s.commit(msg)
+		if len(msg.ToolCalls) == 0 {
+			switch finish {
+			case model.FinishLength:
+				return acp.StopMaxTokens
+			case model.FinishContentFilter:
+				return acp.StopRefusal
+			}
+			return acp.StopEndTurn
+		}
+		for _, tc := range msg.ToolCalls {
+			res := s.runTool(ctx, tc)
+			s.mu.Lock()
+			s.history = append(s.history, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: res.Text()})
+			s.mu.Unlock()
+		}
+		if ctx.Err() != nil {
+			return acp.StopCancelled
+		}
+		if finish == model.FinishLength {
+			return acp.StopMaxTokens
+		}
+	}
+	return acp.StopMaxTurnRequests
+}
+
+func (s *Session) commit(msg model.Message) {
+	if msg.Content == "" && msg.Reasoning == "" && len(msg.ToolCalls) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.history = append(s.history, msg)
+	s.mu.Unlock()
+}
+
+// stream makes one model request, emitting text and thoughts as they arrive.
+func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, error) {
+	s.mu.Lock()
+	req := &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt()}}, s.history...)}
+	s.mu.Unlock()
+	for _, d := range s.scope.Visible() {
+		req.Tools = append(req.Tools, model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
+	}
+	msg := model.Message{Role: model.RoleAssistant}
+	var text, thought strings.Builder
+	finish := model.FinishStop
+	for ev, err := range s.a.o.Model.Stream(ctx, req) {
+		if err != nil {
+			msg.Content, msg.Reasoning = text.String(), thought.String()
+			return msg, "", err
+		}
+		switch ev.Kind {
+		case model.EventText:
+			text.WriteString(ev.Text)
+			s.emit(ctx, session.New(session.TypeAssistantChunk, session.AssistantChunk{Kind: "text", Text: ev.Text}))
+		case model.EventThought:
+			thought.WriteString(ev.Text)
+			s.emit(ctx, session.New(session.TypeAssistantChunk, session.AssistantChunk{Kind: "thought", Text: ev.Text}))
+		case model.EventToolCall:
+			msg.ToolCalls = append(msg.ToolCalls, *ev.ToolCall)
+		case model.EventFinish:
+			finish = ev.Finish
+		}
+	}
+	msg.Content, msg.Reasoning = text.String(), thought.String()
+	return msg, finish, nil
+}
+
+// runTool logs the call (its card appears before any policy runs), executes
+// it through the pipeline, and logs the result.
+func (s *Session) runTool(ctx context.Context, tc model.ToolCall) registry.Result {
+	s.emit(ctx, session.New(session.TypeToolCall, session.ToolCall{CallID: tc.ID, Name: tc.Name, Args: tc.Arguments}))
+	call := &registry.Call{ID: tc.ID, Name: tc.Name, Args: tc.Arguments, Cwd: s.cwd, Roots: s.roots}
+	call.Output = func(b []byte) {
+		s.emit(ctx, session.New(session.TypeToolOutput, session.ToolOutput{CallID: tc.ID, Data: string(b)}))
+	}
+	var res registry.Result
+	if d := s.scope.Get(tc.Name); d == nil {
+		res = registry.ErrorResult("UNKNOWN_TOOL", fmt.Sprintf("unknown tool %q; available tools: %s", tc.Name, s.toolNames()))
+	} else if !json.Valid(tc.Arguments) {
+		res = registry.ErrorResult("INVALID_ARGS", "invalid arguments: not valid JSON")
+	} else {
+		res = s.pipe.Execute(ctx, d, call)
+	}
+	s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: tc.ID, Result: res}))
+	return res
+}
+
+// markRunning is the outermost middleware: the call passed policy and is
+// about to dispatch, so its card moves to in_progress.
+func (s *Session) markRunning(_ *registry.Def, next pipeline.Next) pipeline.Next {
+	return func(ctx context.Context, c *registry.Call) registry.Result {
+		s.emit(ctx, session.New(session.TypeToolStatus, session.ToolStatus{CallID: c.ID, Status: "running"}))
+		return next(ctx, c)
+	}
+}
+
+// failUnfinished gives every card still open a final failed update.
+func (s *Session) failUnfinished(ctx context.Context) {
+	s.emitMu.Lock()
+	ids := s.tr.Unfinished()
+	s.emitMu.Unlock()
+	for _, id := range ids {
+		s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: id,
+			Result: registry.ErrorResult("ABORTED", "tool call aborted")}))
+	}
+}
+
+func (s *Session) toolNames() string {
+	var names []string
+	for _, d := range s.scope.Visible() {
+		names = append(names, d.Name)
+	}
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
+}
+
+func (s *Session) systemPrompt() string {
+	return "You are acp-bridge, a coding agent working inside the user's editor. " +
+		"The workspace root is " + s.cwd + "; relative paths resolve against it. " +
+		"Use the tools to inspect and change the workspace, and answer concisely in Markdown."
+}
+
+func noModelMessage(hint string) string {
+	msg := "No model is configured, so this prompt was not sent anywhere.\n\n" +
+		"Start acp-bridge with `--model script:FILE` to replay a scripted model (see `acp-bridge demo`)"
+	if hint != "" {
+		msg += ", or " + hint
+	}
+	return msg + ". `acp-bridge --help` lists every setting."
+}
+
+// promptText flattens the prompt blocks into the text the model reads.
+func promptText(blocks []acp.ContentBlock) (string, error) {
+	var b strings.Builder
+	for i, blk := range blocks {
+		switch blk.Type {
+		case "text":
+			b.WriteString(blk.Text)
+		case "resource_link":
+			fmt.Fprintf(&b, "\n[resource_link name=%q uri=%q]\n", blk.Name, blk.URI)
+		case "resource":
+			r := blk.Resource
+			if r.Text == nil {
+				fmt.Fprintf(&b, "\n[binary resource uri=%q omitted]\n", r.URI)
+				continue
+			}
+			fmt.Fprintf(&b, "\n<resource uri=%q>\n%s\n</resource>\n", r.URI, *r.Text)
+		default:
+			return "", acp.InvalidParams("invalid params: prompt[%d]: %s content is not supported (this agent accepts text, resource_link and resource)", i, blk.Type)
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return "", acp.InvalidParams("invalid params: the prompt is empty")
+	}
+	return b.String(), nil
+}
+

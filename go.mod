@@ -1,0 +1,9 @@
+module github.com/acp-bridge/acp-bridge
+
+go 1.26
+
+require (
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/sourcegraph/jsonrpc2 v0.2.3
+	golang.org/x/text v0.14.0
+)

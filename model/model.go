@@ -1,0 +1,91 @@
+// Package model is the agent's view of a language model: a request (the
+// conversation and the visible tools) in, a stream of text, reasoning, tool
+// calls and usage out. Providers: the scripted one here (deterministic tests
+// and the offline demo) and OpenAI-compatible HTTP endpoints.
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+)
+
+// Role of a message in the conversation.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one entry of the conversation sent to the model.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	Reasoning  string     `json:"reasoning,omitempty"` // assistant reasoning, sent back where the API wants it
+	ToolCalls  []ToolCall `json:"toolCalls,omitempty"` // assistant
+	ToolCallID string     `json:"toolCallId,omitempty"`
+}
+
+// ToolCall is a complete call the model made.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"` // JSON text as the model wrote it
+}
+
+// ToolSpec describes a tool the model may call.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Request is one model call.
+type Request struct {
+	Messages []Message
+	Tools    []ToolSpec
+}
+
+// Finish says why a response ended.
+type Finish string
+
+const (
+	FinishStop          Finish = "stop"
+	FinishToolCalls     Finish = "tool_calls"
+	FinishLength        Finish = "length"
+	FinishContentFilter Finish = "content_filter"
+)
+
+// Usage counts tokens of one call.
+type Usage struct {
+	InputTokens   int `json:"inputTokens"`
+	OutputTokens  int `json:"outputTokens"`
+	ContextWindow int `json:"contextWindow,omitempty"`
+}
+
+// EventKind tells which field of an Event is set.
+type EventKind int
+
+const (
+	EventText     EventKind = iota // Text: a delta of the answer
+	EventThought                   // Text: a delta of the reasoning
+	EventToolCall                  // ToolCall: one complete call
+	EventUsage                     // Usage
+	EventFinish                    // Finish: the last event of a response
+)
+
+// Event is one item of a response stream.
+type Event struct {
+	Kind     EventKind
+	Text     string
+	ToolCall *ToolCall
+	Usage    *Usage
+	Finish   Finish
+}
+
+// Provider streams model responses. The sequence ends after EventFinish, or
+// with an error (the context's error when cancelled).
+type Provider interface {
+	Stream(ctx context.Context, req *Request) iter.Seq2[Event, error]
+}

@@ -1,0 +1,205 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Tool is a typed tool definition. In is decoded from the validated JSON
+// arguments; Out is the body's value, rendered for the model by Render.
+type Tool[In, Out any] struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of In. Nil: derived from In's struct
+	// tags (json names, `jsonschema:"description"`, omitempty = optional).
+	Parameters json.RawMessage
+
+	Run func(ctx context.Context, c *Call, in In) (Out, error)
+	// Render turns the value into what the model reads. Nil: a string value
+	// becomes one text block, anything else its JSON.
+	Render func(in In, out Out) []Content
+	// Meta returns display data stored with the result for PresentResult.
+	Meta func(in In, out Out) any
+
+	// Optional, pure presenters: they read only their arguments and the stored result.
+	PresentCall   func(in In) View
+	PresentResult func(in In, r Result) View
+
+	ConcurrencySafe func(in In) bool
+	Timeout         time.Duration
+}
+
+// Def is a registered tool with its types erased, as the pipeline and the
+// mapping see it.
+type Def struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+	Timeout     time.Duration
+
+	schema          *jsonschema.Schema
+	run             func(ctx context.Context, c *Call) (Result, error)
+	presentCall     func(args json.RawMessage) View
+	presentResult   func(args json.RawMessage, r Result) View
+	concurrencySafe func(args json.RawMessage) bool
+}
+
+// Define checks a typed tool and erases its types. A bad definition fails
+// here, at registration, never at call time.
+func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
+	if t.Name == "" {
+		return nil, fmt.Errorf("registry: tool without a name")
+	}
+	if !validName(t.Name) {
+		return nil, fmt.Errorf("registry: tool name %q: use letters, digits, '_' and '-' (at most 64)", t.Name)
+	}
+	if t.Run == nil {
+		return nil, fmt.Errorf("registry: tool %q has no Run", t.Name)
+	}
+	params := t.Parameters
+	if params == nil {
+		var err error
+		params, err = SchemaFor(reflect.TypeFor[In]())
+		if err != nil {
+			return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
+		}
+	}
+	sch, err := compileSchema(t.Name, params)
+	if err != nil {
+		return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
+	}
+	render := t.Render
+	if render == nil {
+		render = func(_ In, out Out) []Content {
+			if s, ok := any(out).(string); ok {
+				return []Content{Text(s)}
+			}
+			b, _ := json.Marshal(out)
+			return []Content{Text(string(b))}
+		}
+	}
+	d := &Def{Name: t.Name, Description: t.Description, Parameters: params, Timeout: t.Timeout, schema: sch}
+	d.run = func(ctx context.Context, c *Call) (Result, error) {
+		in, err := decode[In](c.Args)
+		if err != nil {
+			return ErrorResult("INVALID_ARGS", "invalid arguments: "+err.Error()), nil
+		}
+		out, err := t.Run(ctx, c, in)
+		if err != nil {
+			return Result{}, err
+		}
+		r := Result{Content: render(in, out)}
+		if t.Meta != nil {
+			if m := t.Meta(in, out); m != nil {
+				b, err := json.Marshal(m)
+				if err != nil {
+					return Result{}, fmt.Errorf("tool %q: display meta: %w", t.Name, err)
+				}
+				r.Meta = b
+			}
+		}
+		return r, nil
+	}
+	// Presenters validate softly: arguments that no longer decode (an old log)
+	// give no view, never an error.
+	if t.PresentCall != nil {
+		d.presentCall = func(args json.RawMessage) View {
+			in, err := decode[In](args)
+			if err != nil {
+				return nil
+			}
+			return t.PresentCall(in)
+		}
+	}
+	if t.PresentResult != nil {
+		d.presentResult = func(args json.RawMessage, r Result) View {
+			in, err := decode[In](args)
+			if err != nil {
+				return nil
+			}
+			return t.PresentResult(in, r)
+		}
+	}
+	if t.ConcurrencySafe != nil {
+		d.concurrencySafe = func(args json.RawMessage) bool {
+			in, err := decode[In](args)
+			return err == nil && t.ConcurrencySafe(in)
+		}
+	}
+	return d, nil
+}
+
+func decode[In any](args json.RawMessage) (In, error) {
+	var in In
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	err := json.Unmarshal(args, &in)
+	return in, err
+}
+
+func validName(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Run executes the body with validated arguments. An error from the body is
+// returned as is; the pipeline turns it into a failed result.
+func (d *Def) Run(ctx context.Context, c *Call) (Result, error) { return d.run(ctx, c) }
+
+// PresentCall returns the tool's view of a call, or nil (no presenter, bad
+// arguments, or a presenter that panicked: the mapping falls back to a generic card).
+func (d *Def) PresentCall(args json.RawMessage) (v View) {
+	if d == nil || d.presentCall == nil {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Default().Warn("presentCall panicked", "tool", d.Name, "panic", r)
+			v = nil
+		}
+	}()
+	return d.presentCall(args)
+}
+
+// PresentResult returns the tool's view of a result, or nil (see PresentCall).
+func (d *Def) PresentResult(args json.RawMessage, r Result) (v View) {
+	if d == nil || d.presentResult == nil {
+		return nil
+	}
+	defer func() {
+		if rec := recover(); rec != nil {
+			slog.Default().Warn("presentResult panicked", "tool", d.Name, "panic", rec)
+			v = nil
+		}
+	}()
+	return d.presentResult(args, r)
+}
+
+// ConcurrencySafe reports whether this call may overlap others. Anything
+// but a clear yes (including a panic) is no.
+func (d *Def) ConcurrencySafe(args json.RawMessage) (ok bool) {
+	if d.concurrencySafe == nil {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return d.concurrencySafe(args)
+}

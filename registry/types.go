@@ -1,0 +1,75 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Content is one model-facing content block of a tool result.
+type Content struct {
+	Type     string `json:"type"` // "text" | "image"
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"` // base64, for images
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// Text returns a text content block.
+func Text(s string) Content { return Content{Type: "text", Text: s} }
+
+// Result is the outcome of one tool call as the model and the log see it.
+type Result struct {
+	Content []Content `json:"content"`
+	IsError bool      `json:"isError,omitempty"`
+	// Code classifies failures: INVALID_ARGS, UNKNOWN_TOOL, TOOL_TIMEOUT, ABORTED, ...
+	Code string `json:"code,omitempty"`
+	// Meta is display data stored at execution time (exit status, applied
+	// hunks) so presenters stay pure and replay needs no I/O.
+	Meta json.RawMessage `json:"meta,omitempty"`
+}
+
+// ErrorResult is a failed result with the "Error: " text the model reads.
+func ErrorResult(code, message string) Result {
+	return Result{Content: []Content{Text("Error: " + message)}, IsError: true, Code: code}
+}
+
+// Text joins the text blocks of a result.
+func (r Result) Text() string {
+	var s string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			s += c.Text
+		}
+	}
+	return s
+}
+
+// Error is a tool failure with a code. A tool body returns it (or any error)
+// to fail the call; the call still succeeds as an RPC.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf is shorthand for a coded tool error.
+func Errorf(code, message string) *Error { return &Error{Code: code, Message: message} }
+
+// Files reads and writes text files. The agent implements it: through the
+// editor (unsaved buffers, review UI) when the client offers it, else the disk.
+type Files interface {
+	ReadText(ctx context.Context, path string) (string, error)
+	WriteText(ctx context.Context, path, content string) error
+}
+
+// Call carries what a running tool may use. The agent fills it in.
+type Call struct {
+	ID     string
+	Name   string
+	Parent string          // the run_code call, for Code Mode sub-calls
+	Args   json.RawMessage // frozen once logged
+	Cwd    string          // absolute session root
+	Roots  []string        // cwd plus additional directories
+	Files  Files           // nil: use the disk
+	Output func([]byte)    // live output (bash); nil when nobody listens
+}

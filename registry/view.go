@@ -1,0 +1,51 @@
+package registry
+
+// View is a presentation of a call or its result: one of GenericCard,
+// TerminalCard or DiffCard. The set is closed; package mapping turns views
+// into ACP tool cards.
+type View interface{ isView() }
+
+// Location is a file position the card points at. Path is absolute; Line is
+// 1-based, 0 when the whole file is meant.
+type Location struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+}
+
+// GenericCard is a titled card with text content and locations.
+type GenericCard struct {
+	Title     string
+	Kind      string // an ACP tool kind: read, edit, search, execute, fetch, other, ...
+	Content   []Content
+	Locations []Location
+}
+
+// TerminalCard shows a command and its output as a terminal.
+type TerminalCard struct {
+	Command     string
+	Cwd         string // absolute
+	Description string
+	Output      string
+	ExitCode    *int
+	Signal      string
+	TimedOut    bool
+	Truncated   bool
+}
+
+// FileDiff is one file's change: OldText nil for a new file.
+type FileDiff struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText"`
+	NewText string  `json:"newText"`
+}
+
+// DiffCard shows file changes.
+type DiffCard struct {
+	Title     string
+	Diffs     []FileDiff
+	Locations []Location
+}
+
+func (GenericCard) isView()  {}
+func (TerminalCard) isView() {}
+func (DiffCard) isView()     {}

@@ -1,0 +1,145 @@
+// Package session holds what happens in a session as events: the event
+// types, their payloads, and the append-only log. It never talks to the
+// editor; package mapping translates events into ACP updates, live and on replay.
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// Event types. The log is the source of truth for both the editor (through
+// the mapping) and the model's context.
+const (
+	TypeUserMessage    = "user/message"    // UserMessage
+	TypeAssistantChunk = "assistant/chunk" // AssistantChunk
+	TypeToolCall       = "tool/call"       // ToolCall
+	TypeToolStatus     = "tool/status"     // ToolStatus
+	TypeToolOutput     = "tool/output"     // ToolOutput; transient, never persisted
+	TypeToolResult     = "tool/result"     // ToolResult
+	TypeNotice         = "notice"          // Notice: a message from the agent itself
+	TypeTurnStart      = "turn/start"      // TurnStart
+	TypeTurnEnd        = "turn/end"        // TurnEnd
+)
+
+// Event is one line of a session log.
+type Event struct {
+	Seq  int64           `json:"seq"` // contiguous per session, from 1
+	Time time.Time       `json:"time"`
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data"`
+}
+
+// UserMessage is the user's prompt, as the ACP content blocks received.
+type UserMessage struct {
+	Prompt json.RawMessage `json:"prompt"`
+	Text   string          `json:"text"` // what the model was given
+}
+
+// AssistantChunk is a streamed piece of the model's answer or reasoning.
+type AssistantChunk struct {
+	Kind      string `json:"kind"` // "text" | "thought"
+	Text      string `json:"text"`
+	MessageID string `json:"messageId,omitempty"`
+}
+
+// ToolCall is logged when a call is made, before any policy runs.
+type ToolCall struct {
+	CallID string          `json:"callId"`
+	Name   string          `json:"name"`
+	Args   json.RawMessage `json:"args"`
+	Parent string          `json:"parent,omitempty"`
+}
+
+// ToolStatus marks a state change of a running call.
+type ToolStatus struct {
+	CallID string `json:"callId"`
+	Status string `json:"status"` // "awaiting_permission" | "running"
+}
+
+// ToolOutput is live output of a running call.
+type ToolOutput struct {
+	CallID string `json:"callId"`
+	Data   string `json:"data"`
+}
+
+// ToolResult is the finished call, with the display data presenters need.
+type ToolResult struct {
+	CallID string          `json:"callId"`
+	Result registry.Result `json:"result"`
+}
+
+// Notice is text the agent itself says to the user (configuration hints,
+// model failures, retries); the model does not see it.
+type Notice struct {
+	Text string `json:"text"`
+}
+
+// TurnStart and TurnEnd bracket one prompt turn.
+type TurnStart struct {
+	Turn int `json:"turn"`
+}
+
+type TurnEnd struct {
+	Turn       int    `json:"turn"`
+	StopReason string `json:"stopReason"`
+}
+
+// New builds an unsequenced event from a payload.
+func New(typ string, payload any) Event {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		panic(fmt.Sprintf("session: payload of %s does not marshal: %v", typ, err))
+	}
+	return Event{Type: typ, Data: b}
+}
+
+// Decode unmarshals an event's payload.
+func Decode[T any](ev Event) (T, error) {
+	var v T
+	err := json.Unmarshal(ev.Data, &v)
+	return v, err
+}
+
+// Transient reports whether events of this type are never persisted.
+func Transient(typ string) bool { return typ == TypeToolOutput }
+
+// Log is a session's append-only event log, in memory.
+type Log struct {
+	mu     sync.Mutex
+	events []Event
+	now    func() time.Time
+}
+
+// NewLog returns an empty log. now may be nil (time.Now).
+func NewLog(now func() time.Time) *Log {
+	if now == nil {
+		now = time.Now
+	}
+	return &Log{now: now}
+}
+
+// Append sequences and stores ev (transient events get no sequence and are
+// not stored) and returns it as stored.
+func (l *Log) Append(ev Event) Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ev.Time = l.now().UTC()
+	if Transient(ev.Type) {
+		return ev
+	}
+	ev.Seq = int64(len(l.events)) + 1
+	l.events = append(l.events, ev)
+	return ev
+}
+
+// Events returns a copy of the stored events.
+func (l *Log) Events() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Event(nil), l.events...)
+}

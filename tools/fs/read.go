@@ -1,0 +1,178 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// Limits of one read call (reference/dsh.md §3.2).
+const (
+	readLimit         = 2000      // lines per call
+	readMaxLineLength = 2000      // characters per line
+	readMaxBytes      = 50 * 1024 // bytes of content per call
+)
+
+type readArgs struct {
+	FilePath string `json:"file_path" jsonschema:"The path of the file to read, absolute or relative to the workspace root"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"The 1-based line to start reading from"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"The number of lines to read (at most 2000)"`
+}
+
+func readTool() registry.Tool[readArgs, string] {
+	return registry.Tool[readArgs, string]{
+		Name: "read",
+		Description: "Read a text file. Lines are numbered \"N: text\". Reads at most 2000 lines, " +
+			"2000 characters per line and 50 KiB per call; use offset and limit to page through larger files.",
+		Parameters: []byte(`{"type":"object","properties":{` +
+			`"file_path":{"type":"string","description":"The path of the file to read, absolute or relative to the workspace root"},` +
+			`"offset":{"type":"integer","minimum":1,"description":"The 1-based line to start reading from"},` +
+			`"limit":{"type":"integer","minimum":1,"description":"The number of lines to read (at most 2000)"}},` +
+			`"required":["file_path"]}`),
+		Run:             runRead,
+		ConcurrencySafe: func(readArgs) bool { return true },
+		PresentCall: func(in readArgs) registry.View {
+			return readCard(in, "")
+		},
+		PresentResult: func(in readArgs, r registry.Result) registry.View {
+			if r.IsError {
+				return nil // the generic card shows the error text
+			}
+			return readCard(in, fence(contentSection(r.Text()), ""))
+		},
+	}
+}
+
+// readCard titles a read "Read <path> (a - b)" with the line it starts at.
+func readCard(in readArgs, content string) registry.View {
+	p := in.FilePath
+	title := "Read " + p
+	switch {
+	case in.Offset > 0 && in.Limit > 0:
+		title += fmt.Sprintf(" (%d - %d)", in.Offset, in.Offset+in.Limit-1)
+	case in.Offset > 0:
+		title += fmt.Sprintf(" (from line %d)", in.Offset)
+	case in.Limit > 0:
+		title += fmt.Sprintf(" (1 - %d)", in.Limit)
+	}
+	line := max(in.Offset, 1)
+	card := registry.GenericCard{Title: title, Kind: "read", Locations: []registry.Location{{Path: p, Line: line}}}
+	if content != "" {
+		card.Content = []registry.Content{registry.Text(content)}
+	}
+	return card
+}
+
+// contentSection returns what lies between <content> and </content>.
+func contentSection(s string) string {
+	if _, after, ok := strings.Cut(s, "<content>\n"); ok {
+		s = after
+	}
+	s, _, _ = strings.Cut(s, "</content>")
+	return s
+}
+
+func runRead(ctx context.Context, c *registry.Call, in readArgs) (string, error) {
+	path := resolve(c.Cwd, in.FilePath)
+	data, err := readFile(ctx, c, path)
+	if err != nil {
+		return "", err
+	}
+	return formatRead(path, data, in.Offset, in.Limit)
+}
+
+func readFile(ctx context.Context, c *registry.Call, path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		if c.Files == nil {
+			return nil, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
+		}
+	case err != nil:
+		return nil, registry.Errorf("FS_ERROR", err.Error())
+	case st.IsDir():
+		return nil, registry.Errorf("FS_IS_DIRECTORY", fmt.Sprintf("%s is a directory, not a file", path))
+	}
+	if c.Files != nil {
+		s, err := c.Files.ReadText(ctx, path)
+		if err != nil {
+			return nil, registry.Errorf("FS_ERROR", fmt.Sprintf("could not read %s: %v", path, err))
+		}
+		return []byte(s), nil
+	}
+	return os.ReadFile(path)
+}
+
+func isBinary(data []byte) bool {
+	head := data[:min(len(data), 8192)]
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	if len(head) < len(data) {
+		// The sample may end inside a rune: drop the last, possibly partial one.
+		for len(head) > 0 && !utf8.RuneStart(head[len(head)-1]) {
+			head = head[:len(head)-1]
+		}
+		if len(head) > 0 {
+			head = head[:len(head)-1]
+		}
+	}
+	return !utf8.Valid(head)
+}
+
+// formatRead renders lines offset.. of data in the exact read format.
+func formatRead(path string, data []byte, offset, limit int) (string, error) {
+	if isBinary(data) {
+		return "", registry.Errorf("FS_BINARY", fmt.Sprintf("cannot read binary file: %s", path))
+	}
+	text := strings.TrimPrefix(string(data), "\uFEFF")
+	var lines []string
+	if text != "" {
+		lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	}
+	total := len(lines)
+	if offset <= 0 {
+		offset = 1
+	}
+	if limit <= 0 || limit > readLimit {
+		limit = readLimit
+	}
+	if offset > total && !(total == 0 && offset == 1) {
+		return "", registry.Errorf("FS_BAD_OFFSET", fmt.Sprintf("offset %d is beyond the end of %s (%d lines)", offset, path, total))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<path>%s</path>\n<type>file</type>\n<content>\n", path)
+	bytesUsed, last, capped := 0, offset-1, false
+	for i := offset - 1; i < total && i < offset-1+limit; i++ {
+		line := strings.TrimSuffix(lines[i], "\r")
+		if utf8.RuneCountInString(line) > readMaxLineLength {
+			line = string([]rune(line)[:readMaxLineLength]) + fmt.Sprintf("... (line truncated to %d chars)", readMaxLineLength)
+		}
+		entry := fmt.Sprintf("%d: %s\n", i+1, line)
+		if bytesUsed+len(entry) > readMaxBytes && i > offset-1 {
+			capped = true
+			break
+		}
+		b.WriteString(entry)
+		bytesUsed += len(entry)
+		last = i + 1
+	}
+	b.WriteString("\n")
+	switch {
+	case capped:
+		fmt.Fprintf(&b, "(Output capped. Showing lines %d-%d. Use offset=%d to continue.)", offset, last, last+1)
+	case last < total:
+		fmt.Fprintf(&b, "(Showing lines %d-%d of %d. Use offset=%d to continue.)", offset, last, total, last+1)
+	default:
+		fmt.Fprintf(&b, "(End of file - total %d lines)", total)
+	}
+	b.WriteString("\n</content>")
+	return b.String(), nil
+}

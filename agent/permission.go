@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/acp-bridge/acp-bridge/acp"
@@ -36,7 +35,15 @@ func (p *permissions) set(key string, allowed bool) {
 // Approve asks the editor about a call with session/request_permission. The
 // card is already on screen; an unknown optionId is a rejection.
 func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call, reason string) (pipeline.Outcome, error) {
-	key := "tool:" + d.Name
+	key, subject := d.Name, d.Name
+	if p := d.Permission(c); p != nil {
+		if p.Key != "" {
+			key = p.Key
+		}
+		if p.Subject != "" {
+			subject = p.Subject
+		}
+	}
 	if allowed, known := s.perms.get(key); known {
 		if allowed {
 			return pipeline.Approved, nil
@@ -50,9 +57,9 @@ func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call
 		ToolCall:  acp.ToolCallUpdate{ToolCallID: c.ID, Title: &title, RawInput: c.Args},
 		Options: []acp.PermissionOption{
 			{OptionID: "allow-once", Name: "Allow once", Kind: acp.AllowOnce},
-			{OptionID: "allow-always", Name: fmt.Sprintf("Always allow %s in this session", d.Name), Kind: acp.AllowAlways},
+			{OptionID: "allow-always", Name: "Always allow "+subject, Kind: acp.AllowAlways},
 			{OptionID: "reject-once", Name: "Reject", Kind: acp.RejectOnce},
-			{OptionID: "reject-always", Name: fmt.Sprintf("Always reject %s in this session", d.Name), Kind: acp.RejectAlways},
+			{OptionID: "reject-always", Name: "Always reject "+subject, Kind: acp.RejectAlways},
 		},
 	}
 	resp, err := s.a.client.RequestPermission(ctx, req)

@@ -45,6 +45,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		scope: a.o.Registry.NewScope(), log: session.NewLog(a.o.Now)}
 	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
 	s.pipe = pipeline.New(&pipeline.Options{
+		Gates:      []pipeline.Gate{s.permissionGate},
 		Approver:   s,
 		Middleware: []pipeline.Middleware{s.markRunning},
 		Logger:     a.log.With("session", id),
@@ -245,6 +246,14 @@ func (s *Session) markRunning(_ *registry.Def, next pipeline.Next) pipeline.Next
 		s.emit(ctx, session.New(session.TypeToolStatus, session.ToolStatus{CallID: c.ID, Status: "running"}))
 		return next(ctx, c)
 	}
+}
+
+// permissionGate asks the user about calls whose tool wants approval.
+func (s *Session) permissionGate(_ context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
+	if p := d.Permission(c); p != nil {
+		return pipeline.Decision{Kind: pipeline.Ask, Reason: p.Reason}
+	}
+	return pipeline.Decision{Kind: pipeline.Allow}
 }
 
 // failUnfinished gives every card still open a final failed update.

@@ -34,6 +34,23 @@ type Tool[In, Out any] struct {
 
 	ConcurrencySafe func(in In) bool
 	Timeout         time.Duration
+
+	// Permission says whether this call needs the user's approval (nil: no).
+	// It may read the call (cwd, roots) but must not do I/O beyond stat-ing
+	// paths: it runs before the call is allowed to do anything.
+	Permission func(c *Call, in In) *Permission
+}
+
+// Permission is a tool's request for the user's approval of one call.
+type Permission struct {
+	Reason string // why, for logs and the model if it is rejected
+	// Key is what an "always" answer remembers, scoped to what the button
+	// says: "bash:go test" for a command, "edit:/abs/workspace" for edits
+	// inside the workspace. Empty: the tool's name.
+	Key string
+	// Subject completes the option names: "Always allow `go test`" has
+	// Subject "`go test`". Empty: the tool's name.
+	Subject string
 }
 
 // Def is a registered tool with its types erased, as the pipeline and the
@@ -49,6 +66,7 @@ type Def struct {
 	presentCall     func(args json.RawMessage) View
 	presentResult   func(args json.RawMessage, r Result) View
 	concurrencySafe func(args json.RawMessage) bool
+	permission      func(c *Call) *Permission
 }
 
 // Define checks a typed tool and erases its types. A bad definition fails
@@ -133,6 +151,15 @@ func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
 			return err == nil && t.ConcurrencySafe(in)
 		}
 	}
+	if t.Permission != nil {
+		d.permission = func(c *Call) *Permission {
+			in, err := decode[In](c.Args)
+			if err != nil {
+				return nil // invalid arguments fail validation before anything runs
+			}
+			return t.Permission(c, in)
+		}
+	}
 	return d, nil
 }
 
@@ -202,4 +229,18 @@ func (d *Def) ConcurrencySafe(args json.RawMessage) (ok bool) {
 		}
 	}()
 	return d.concurrencySafe(args)
+}
+
+// Permission returns the tool's approval request for this call, or nil when
+// it needs none. A panicking check asks, with the panic as the reason.
+func (d *Def) Permission(c *Call) (p *Permission) {
+	if d.permission == nil {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p = &Permission{Reason: fmt.Sprintf("permission check of %s failed: %v", d.Name, r)}
+		}
+	}()
+	return d.permission(c)
 }

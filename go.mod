@@ -8,3 +8,5 @@ require (
 	github.com/sourcegraph/jsonrpc2 v0.2.3
 	golang.org/x/text v0.14.0
 )
+
+require github.com/coder/acp-go-sdk v0.13.0 // indirect

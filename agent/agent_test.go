@@ -1,0 +1,384 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/tools/fs"
+)
+
+// editor is an in-memory ACP client connected to an Agent over pipes.
+type editor struct {
+	t    *testing.T
+	rpc  *jsonrpc2.Conn
+	mu   sync.Mutex
+	upds []acp.Update
+	// permission answers session/request_permission; nil selects "allow-once".
+	permission func(*acp.RequestPermissionRequest) acp.RequestPermissionResponse
+}
+
+func newEditor(t *testing.T, o Options) *editor {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var ag *Agent
+	conn := acp.NewConn(t.Context(), func(c acp.Client) acp.Agent { ag = New(c, o); return ag }, inR, outW, inR, nil)
+	e := &editor{t: t}
+	e.rpc = jsonrpc2.NewConn(t.Context(), jsonrpc2.NewPlainObjectStream(rwc{outR, inW}), e)
+	t.Cleanup(func() {
+		e.rpc.Close()
+		inW.Close()
+		ag.Shutdown()
+		conn.Close()
+		conn.Wait()
+	})
+	return e
+}
+
+type rwc struct {
+	io.Reader
+	io.WriteCloser
+}
+
+func (e *editor) Handle(ctx context.Context, c *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	switch req.Method {
+	case acp.MethodSessionUpdate:
+		var n acp.SessionNotification
+		if err := json.Unmarshal(*req.Params, &n); err != nil {
+			e.t.Errorf("bad session/update: %v", err)
+			return
+		}
+		e.mu.Lock()
+		e.upds = append(e.upds, n.Update)
+		e.mu.Unlock()
+	case acp.MethodSessionRequestPermission:
+		var r acp.RequestPermissionRequest
+		_ = json.Unmarshal(*req.Params, &r)
+		resp := acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: "allow-once"}}
+		if e.permission != nil {
+			resp = e.permission(&r)
+		}
+		_ = c.Reply(ctx, req.ID, resp)
+	default:
+		if !req.Notif {
+			_ = c.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: acp.CodeMethodNotFound, Message: "no"})
+		}
+	}
+}
+
+func (e *editor) call(method string, params, result any) error {
+	return e.rpc.Call(e.t.Context(), method, params, result)
+}
+
+func (e *editor) updates() []acp.Update {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]acp.Update(nil), e.upds...)
+}
+
+// waitForUpdates waits until at least n updates arrived.
+func (e *editor) waitForUpdates(n int) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.updates()) < n {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("fewer than %d updates after 10s", n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (e *editor) newSession(cwd string) string {
+	e.t.Helper()
+	if err := e.call(acp.MethodInitialize, acp.InitializeRequest{ProtocolVersion: 1}, &acp.InitializeResponse{}); err != nil {
+		e.t.Fatal(err)
+	}
+	var s acp.NewSessionResponse
+	if err := e.call(acp.MethodSessionNew, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}}, &s); err != nil {
+		e.t.Fatal(err)
+	}
+	return s.SessionID
+}
+
+func (e *editor) prompt(sid, text string) (acp.StopReason, error) {
+	var r acp.PromptResponse
+	err := e.call(acp.MethodSessionPrompt, acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(text)}}, &r)
+	return r.StopReason, err
+}
+
+func script(t *testing.T, js string) *model.Script {
+	t.Helper()
+	s, err := model.ParseScript([]byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func rpcCode(err error) int {
+	var e *jsonrpc2.Error
+	if errors.As(err, &e) {
+		return int(e.Code)
+	}
+	return 0
+}
+
+func TestInitializeNegotiatesVersion1(t *testing.T) {
+	e := newEditor(t, Options{Version: "1.2.3"})
+	for _, asked := range []int{1, 2, 0, 999} {
+		var r acp.InitializeResponse
+		if err := e.call(acp.MethodInitialize, acp.InitializeRequest{ProtocolVersion: asked}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.ProtocolVersion != 1 {
+			t.Errorf("asked %d, answered %d; want 1", asked, r.ProtocolVersion)
+		}
+		if r.AgentInfo == nil || r.AgentInfo.Name != "acp-bridge" || r.AgentInfo.Version != "1.2.3" {
+			t.Errorf("agentInfo = %+v", r.AgentInfo)
+		}
+		if r.AgentCapabilities.LoadSession || r.AgentCapabilities.McpCapabilities.HTTP {
+			t.Errorf("advertises what does not work yet: %+v", r.AgentCapabilities)
+		}
+	}
+}
+
+func TestSessionNewAndPromptErrors(t *testing.T) {
+	e := newEditor(t, Options{})
+	tests := []struct {
+		name   string
+		method string
+		params any
+		code   int
+	}{
+		{"relative cwd", acp.MethodSessionNew, map[string]any{"cwd": "rel/dir", "mcpServers": []any{}}, acp.CodeInvalidParams},
+		{"empty cwd", acp.MethodSessionNew, map[string]any{"cwd": "", "mcpServers": []any{}}, acp.CodeInvalidParams},
+		{"relative additional dir", acp.MethodSessionNew, map[string]any{"cwd": "/tmp", "mcpServers": []any{}, "additionalDirectories": []string{"x"}}, acp.CodeInvalidParams},
+		{"mcp server without a name", acp.MethodSessionNew, map[string]any{"cwd": "/tmp", "mcpServers": []any{map[string]any{"command": "/bin/x", "args": []string{}, "env": []any{}}}}, acp.CodeInvalidParams},
+		{"unknown session", acp.MethodSessionPrompt, acp.PromptRequest{SessionID: "nope", Prompt: []acp.ContentBlock{acp.TextBlock("hi")}}, acp.CodeResourceNotFound},
+		{"close unknown session", acp.MethodSessionClose, acp.CloseSessionRequest{SessionID: "nope"}, acp.CodeResourceNotFound},
+		{"unknown auth method", acp.MethodAuthenticate, acp.AuthenticateRequest{MethodID: "x"}, acp.CodeInvalidParams},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := e.call(tt.method, tt.params, &json.RawMessage{})
+			if rpcCode(err) != tt.code {
+				t.Fatalf("err = %v, want code %d", err, tt.code)
+			}
+		})
+	}
+	sid := e.newSession(t.TempDir())
+	for _, p := range [][]acp.ContentBlock{
+		{acp.TextBlock("   ")},
+		{{Type: "image", Data: "aGk=", MimeType: "image/png"}},
+		{{Type: "audio", Data: "aGk=", MimeType: "audio/wav"}},
+	} {
+		err := e.call(acp.MethodSessionPrompt, acp.PromptRequest{SessionID: sid, Prompt: p}, &json.RawMessage{})
+		if rpcCode(err) != acp.CodeInvalidParams {
+			t.Errorf("prompt %+v: err = %v, want invalid params", p, err)
+		}
+	}
+}
+
+func TestNoModelTellsHowToConfigureOne(t *testing.T) {
+	e := newEditor(t, Options{ModelHint: "set ACP_BRIDGE_MODEL"})
+	sid := e.newSession(t.TempDir())
+	stop, err := e.prompt(sid, "hello")
+	if err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("stop=%q err=%v", stop, err)
+	}
+	ups := e.updates()
+	if len(ups) != 1 {
+		t.Fatalf("updates: %+v", ups)
+	}
+	msg, ok := ups[0].(*acp.AgentMessageChunk)
+	if !ok || !strings.Contains(msg.Content.Text, "No model is configured") || !strings.Contains(msg.Content.Text, "--model script:FILE") {
+		t.Fatalf("got %+v", ups[0])
+	}
+}
+
+func TestPromptWithReadTool(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.New()
+	fs.Register(reg)
+	e := newEditor(t, Options{Registry: reg, Model: script(t, `{"responses":[
+		{"parts":[{"thought":"look"},{"text":"Reading."},{"tool_call":{"id":"c1","name":"read","arguments":{"file_path":"main.go"}}}]},
+		{"parts":[{"text":"It is empty."}]}]}`)})
+	sid := e.newSession(dir)
+	stop, err := e.prompt(sid, "what is in main.go?")
+	if err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("stop=%q err=%v", stop, err)
+	}
+	var kinds []string
+	var call *acp.ToolCall
+	var final *acp.ToolCallUpdate
+	for _, u := range e.updates() {
+		kinds = append(kinds, u.UpdateKind())
+		switch u := u.(type) {
+		case *acp.ToolCall:
+			call = u
+		case *acp.ToolCallUpdate:
+			if u.Status != nil && *u.Status == acp.StatusCompleted {
+				final = u
+			}
+		}
+	}
+	want := "agent_thought_chunk,agent_message_chunk,tool_call,tool_call_update,tool_call_update,agent_message_chunk,agent_message_chunk,agent_message_chunk"
+	if strings.Join(kinds, ",") != want {
+		t.Errorf("updates:\n got %s\nwant %s", strings.Join(kinds, ","), want)
+	}
+	if call == nil || call.Kind != acp.KindRead || call.Title != "Read main.go" || len(call.Locations) != 1 ||
+		call.Locations[0].Path != filepath.Join(dir, "main.go") || call.Locations[0].Line == nil || *call.Locations[0].Line != 1 {
+		t.Fatalf("tool_call = %+v", call)
+	}
+	if final == nil || len(final.Content) != 1 || !strings.Contains(final.Content[0].Content.Text, "1: package main") {
+		t.Fatalf("final update = %+v", final)
+	}
+}
+
+func TestToolFailuresAreFailedCardsNotErrors(t *testing.T) {
+	reg := registry.New()
+	fs.Register(reg)
+	e := newEditor(t, Options{Registry: reg, Model: script(t, `{"responses":[
+		{"parts":[{"tool_call":{"id":"a","name":"read","arguments":{"file_path":"nope.txt"}}},
+		          {"tool_call":{"id":"b","name":"no_such_tool","arguments":{}}},
+		          {"tool_call":{"id":"c","name":"read","arguments":{"offset":"x"}}}]},
+		{"parts":[{"text":"done"}]}]}`)})
+	sid := e.newSession(t.TempDir())
+	if stop, err := e.prompt(sid, "go"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("stop=%q err=%v", stop, err)
+	}
+	failed := map[string]string{}
+	for _, u := range e.updates() {
+		if u, ok := u.(*acp.ToolCallUpdate); ok && u.Status != nil && *u.Status == acp.StatusFailed {
+			failed[u.ToolCallID] = u.Content[0].Content.Text
+		}
+	}
+	for id, want := range map[string]string{"a": "file not found", "b": `unknown tool "no_such_tool"`, "c": "invalid arguments"} {
+		if !strings.Contains(failed[id], want) {
+			t.Errorf("call %s: failed text %q, want it to contain %q", id, failed[id], want)
+		}
+	}
+}
+
+func TestStopReasons(t *testing.T) {
+	loop := `{"parts":[{"tool_call":{"name":"read","arguments":{"file_path":"x"}}}]}`
+	tests := []struct {
+		name   string
+		script string
+		max    int
+		want   acp.StopReason
+	}{
+		{"end turn", `{"responses":[{"parts":[{"text":"hi"}]}]}`, 0, acp.StopEndTurn},
+		{"length", `{"responses":[{"parts":[{"text":"hi"}],"finish":"length"}]}`, 0, acp.StopMaxTokens},
+		{"content filter", `{"responses":[{"parts":[{"text":"no"}],"finish":"content_filter"}]}`, 0, acp.StopRefusal},
+		{"too many requests", `{"responses":[` + loop + `,` + loop + `,` + loop + `]}`, 2, acp.StopMaxTurnRequests},
+		{"model fails mid-stream", `{"responses":[{"parts":[{"text":"par"},{"error":"connection reset"}]}]}`, 0, acp.StopEndTurn},
+		{"script exhausted", `{"responses":[]}`, 0, acp.StopEndTurn},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := registry.New()
+			fs.Register(reg)
+			e := newEditor(t, Options{Registry: reg, Model: script(t, tt.script), MaxTurnRequests: tt.max})
+			sid := e.newSession(t.TempDir())
+			stop, err := e.prompt(sid, "go")
+			if err != nil || stop != tt.want {
+				t.Fatalf("stop=%q err=%v, want %q", stop, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestModelFailureIsVisible(t *testing.T) {
+	e := newEditor(t, Options{Model: script(t, `{"responses":[{"parts":[{"text":"par"},{"error":"connection reset"}]}]}`)})
+	sid := e.newSession(t.TempDir())
+	if _, err := e.prompt(sid, "go"); err != nil {
+		t.Fatal(err)
+	}
+	ups := e.updates()
+	last, ok := ups[len(ups)-1].(*acp.AgentMessageChunk)
+	if !ok || !strings.Contains(last.Content.Text, "connection reset") {
+		t.Fatalf("last update %+v", ups[len(ups)-1])
+	}
+}
+
+func TestCancelAndConcurrentPrompt(t *testing.T) {
+	e := newEditor(t, Options{Model: script(t, `{"responses":[
+		{"parts":[{"text":"slow"},{"delay_ms":30000},{"text":"never"}]},
+		{"parts":[{"text":"again"}]}]}`)})
+	sid := e.newSession(t.TempDir())
+	res := make(chan acp.StopReason, 1)
+	go func() {
+		stop, err := e.prompt(sid, "first")
+		if err != nil {
+			t.Error(err)
+		}
+		res <- stop
+	}()
+	e.waitForUpdates(1) // the turn is under way
+	if _, err := e.prompt(sid, "second"); rpcCode(err) != acp.CodeInvalidParams {
+		t.Errorf("a second prompt while one runs: err = %v, want invalid params", err)
+	}
+	if err := e.rpc.Notify(t.Context(), acp.MethodSessionCancel, acp.CancelNotification{SessionID: sid}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case stop := <-res:
+		if stop != acp.StopCancelled {
+			t.Fatalf("stop = %q, want cancelled", stop)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelled prompt did not answer")
+	}
+	// The session serves the next prompt.
+	if stop, err := e.prompt(sid, "third"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("after cancel: stop=%q err=%v", stop, err)
+	}
+}
+
+// A cancel for an unknown session, or when nothing runs, is harmless.
+func TestCancelIdle(t *testing.T) {
+	e := newEditor(t, Options{Model: script(t, `{"responses":[{"parts":[{"text":"ok"}]}]}`)})
+	sid := e.newSession(t.TempDir())
+	for _, id := range []string{sid, "unknown"} {
+		if err := e.rpc.Notify(t.Context(), acp.MethodSessionCancel, acp.CancelNotification{SessionID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stop, err := e.prompt(sid, "hi"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("stop=%q err=%v", stop, err)
+	}
+}
+
+func TestCloseSession(t *testing.T) {
+	e := newEditor(t, Options{Model: script(t, `{"responses":[{"parts":[{"text":"x"},{"delay_ms":30000}]}]}`)})
+	sid := e.newSession(t.TempDir())
+	res := make(chan acp.StopReason, 1)
+	go func() { stop, _ := e.prompt(sid, "first"); res <- stop }()
+	e.waitForUpdates(1)
+	if err := e.call(acp.MethodSessionClose, acp.CloseSessionRequest{SessionID: sid}, &json.RawMessage{}); err != nil {
+		t.Fatal(err)
+	}
+	if stop := <-res; stop != acp.StopCancelled {
+		t.Errorf("prompt of a closed session: %q", stop)
+	}
+	if _, err := e.prompt(sid, "again"); rpcCode(err) != acp.CodeResourceNotFound {
+		t.Errorf("prompt after close: %v", err)
+	}
+}

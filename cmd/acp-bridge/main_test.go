@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
+)
+
+// TestMain lets the test binary act as acp-bridge itself, so tests can run
+// the real program over real stdio without a separate build.
+func TestMain(m *testing.M) {
+	if os.Getenv("ACP_BRIDGE_AS_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// bridge starts the program as a child process speaking on its stdio.
+type bridge struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte
+	stderr *bytes.Buffer
+}
+
+func startBridge(t *testing.T, args ...string) *bridge {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "ACP_BRIDGE_AS_MAIN=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bridge{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 1024), stderr: &bytes.Buffer{}}
+	cmd.Stderr = b.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			b.lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		close(b.lines)
+	}()
+	t.Cleanup(func() {
+		b.stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("bridge did not exit within 5s of stdin closing")
+		}
+	})
+	return b
+}
+
+func (b *bridge) send(line string) {
+	b.t.Helper()
+	if _, err := io.WriteString(b.stdin, line+"\n"); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *bridge) next() []byte {
+	b.t.Helper()
+	select {
+	case l, ok := <-b.lines:
+		if !ok {
+			b.t.Fatalf("stdout closed; stderr:\n%s", b.stderr)
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		b.t.Fatalf("no output within 10s; stderr:\n%s", b.stderr)
+	}
+	return nil
+}
+
+// Over real stdio, with hostile lines mixed in, every stdout line is one
+// valid JSON-RPC message of the ACP schema, every turn's updates precede its
+// response, and the process keeps serving.
+func TestRealProcessStdoutIsOnlyJSONRPC(t *testing.T) {
+	schema, err := acpschema.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\n"), 0o644)
+	scriptPath := filepath.Join(dir, "script.json")
+	os.WriteFile(scriptPath, []byte(`{"responses":[
+		{"parts":[{"thought":"hm"},{"text":"Reading a.txt."},{"tool_call":{"name":"read","arguments":{"file_path":"a.txt"}}}]},
+		{"parts":[{"text":"It has two lines."}]},
+		{"parts":[{"text":"slow"},{"delay_ms":20000}]}
+	]}`), 0o644)
+	b := startBridge(t, "--model", "script:"+scriptPath, "--log-level", "debug")
+	check := acpschema.NewChecker(schema)
+	send := func(line string) {
+		b.t.Helper()
+		if json.Valid([]byte(line)) {
+			if err := check.Check(acpschema.ToAgent, []byte(line)); err != nil {
+				t.Logf("(deliberately invalid input) %v", err)
+			}
+		}
+		b.send(line)
+	}
+	// recvUntil reads messages until the response with the given id,
+	// validating each, and returns them.
+	recvUntil := func(id string) []map[string]json.RawMessage {
+		t.Helper()
+		var got []map[string]json.RawMessage
+		for {
+			line := b.next()
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(line, &m); err != nil {
+				t.Fatalf("stdout line is not JSON: %q", line)
+			}
+			if err := check.Check(acpschema.FromAgent, line); err != nil {
+				t.Errorf("schema: %v\n%s", err, line)
+			}
+			got = append(got, m)
+			if _, isResp := m["method"]; !isResp && string(m["id"]) == id {
+				return got
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"_meta":{"terminal_output":true}}}}`)
+	recvUntil("1")
+	send(`this is not json`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"no/such/method"}`)
+	send(`{"jsonrpc":"2.0","method":"no/such/notification"}`)
+	send(`{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"relative","mcpServers":[]}}`)
+	for _, id := range []string{"2", "3"} {
+		msgs := recvUntil(id)
+		last := msgs[len(msgs)-1]
+		if _, ok := last["error"]; !ok {
+			t.Errorf("id %s: want an error, got %s", id, last["result"])
+		}
+	}
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`, dir))
+	msgs := recvUntil("4")
+	var sess struct{ SessionID string }
+	json.Unmarshal(msgs[len(msgs)-1]["result"], &sess)
+
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"what is in a.txt?"}]}}`, sess.SessionID))
+	msgs = recvUntil("5")
+	var kinds []string
+	for _, m := range msgs[:len(msgs)-1] {
+		var p struct {
+			Update struct {
+				SessionUpdate string `json:"sessionUpdate"`
+			} `json:"update"`
+		}
+		json.Unmarshal(m["params"], &p)
+		kinds = append(kinds, p.Update.SessionUpdate)
+	}
+	if !strings.Contains(strings.Join(kinds, ","), "tool_call,tool_call_update,tool_call_update") {
+		t.Errorf("turn updates: %v", kinds)
+	}
+	if string(msgs[len(msgs)-1]["result"]) != `{"stopReason":"end_turn"}` {
+		t.Errorf("prompt result: %s", msgs[len(msgs)-1]["result"])
+	}
+
+	// A slow turn, cancelled: it answers cancelled and nothing of it follows.
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":6,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"slow"}]}}`, sess.SessionID))
+	first := b.next() // the "slow" chunk: the turn is running
+	if err := check.Check(acpschema.FromAgent, first); err != nil {
+		t.Error(err)
+	}
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`, sess.SessionID))
+	msgs = recvUntil("6")
+	if string(msgs[len(msgs)-1]["result"]) != `{"stopReason":"cancelled"}` {
+		t.Errorf("cancelled prompt result: %s", msgs[len(msgs)-1]["result"])
+	}
+	send(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}`)
+	msgs = recvUntil("7")
+	if len(msgs) != 1 {
+		t.Errorf("messages after the cancelled turn's response: %d", len(msgs)-1)
+	}
+	b.stdin.Close()
+	for l := range b.lines {
+		t.Errorf("output after stdin closed: %s", l)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--version"}, nil, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "acp-bridge ") {
+		t.Errorf("--version: code %d, out %q", code, out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"--help"}, nil, &out, &errb); code != 0 || out.Len() != 0 || !strings.Contains(errb.String(), "-model string") {
+		t.Errorf("--help: code %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	if code := run(context.Background(), []string{"--no-such-flag"}, nil, &out, &errb); code != 2 {
+		t.Errorf("bad flag: code %d", code)
+	}
+	if code := run(context.Background(), []string{"--model", "script:/does/not/exist"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("missing script: code %d", code)
+	}
+}
+
+func TestDemoRuns(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"demo"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("demo exited %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{
+		"tool call_1: Read main.go [read, pending]",
+		"tool call_1 completed: Read main.go",
+		"1: package main",
+		"tool call_3 failed",
+		`turn ended: stopReason "end_turn"`,
+		`turn ended: stopReason "cancelled"`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

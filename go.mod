@@ -9,4 +9,4 @@ require (
 	golang.org/x/text v0.14.0
 )
 
-require github.com/coder/acp-go-sdk v0.13.0 // indirect
+require github.com/coder/acp-go-sdk v0.13.0

@@ -157,10 +157,10 @@ func TestIgnoredMessages(t *testing.T) {
 		``, `   `,
 		`{"jsonrpc":"2.0","method":"no/such/notification","params":{}}`,
 		`{"jsonrpc":"2.0","method":"_zed.dev/whatever"}`,
-		`{"jsonrpc":"2.0","id":99,"result":{}}`,         // response to a request never sent
-		`{"jsonrpc":"2.0","id":-5,"result":{}}`,         // response with an id we never use
-		`{"jsonrpc":"2.0","method":"session/prompt"}`,   // request method sent as a notification
-		`{"jsonrpc":"2.0","method":"session/cancel"}`,   // notification with missing params
+		`{"jsonrpc":"2.0","id":99,"result":{}}`,                  // response to a request never sent
+		`{"jsonrpc":"2.0","id":-5,"result":{}}`,                  // response with an id we never use
+		`{"jsonrpc":"2.0","method":"session/prompt"}`,            // request method sent as a notification
+		`{"jsonrpc":"2.0","method":"session/cancel"}`,            // notification with missing params
 		`{"method":"session/cancel","params":{"sessionId":"x"}}`, // no jsonrpc: dropped
 	} {
 		p.send(line)

@@ -57,9 +57,9 @@ func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call
 		ToolCall:  acp.ToolCallUpdate{ToolCallID: c.ID, Title: &title, RawInput: c.Args},
 		Options: []acp.PermissionOption{
 			{OptionID: "allow-once", Name: "Allow once", Kind: acp.AllowOnce},
-			{OptionID: "allow-always", Name: "Always allow "+subject, Kind: acp.AllowAlways},
+			{OptionID: "allow-always", Name: "Always allow " + subject, Kind: acp.AllowAlways},
 			{OptionID: "reject-once", Name: "Reject", Kind: acp.RejectOnce},
-			{OptionID: "reject-always", Name: "Always reject "+subject, Kind: acp.RejectAlways},
+			{OptionID: "reject-always", Name: "Always reject " + subject, Kind: acp.RejectAlways},
 		},
 	}
 	resp, err := s.a.client.RequestPermission(ctx, req)

@@ -318,4 +318,3 @@ func promptText(blocks []acp.ContentBlock) (string, error) {
 	}
 	return b.String(), nil
 }
-

@@ -116,7 +116,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-type slogPrintf struct{ l interface{ Debug(string, ...any) } }
+type slogPrintf struct {
+	l interface{ Debug(string, ...any) }
+}
 
 func (s slogPrintf) Printf(format string, v ...any) { s.l.Debug(fmt.Sprintf(format, v...)) }
 

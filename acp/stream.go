@@ -184,7 +184,8 @@ func (s *lineStream) screen(line []byte) (msg []byte, ok bool) {
 		answerID = p.ID
 	}
 	if string(p.JSONRPC) != `"2.0"` {
-		if len(p.Method) > 0 && hasID {
+		isResponse := len(p.Result) > 0 || len(p.Error) > 0
+		if len(p.Method) > 0 && hasID || len(p.Method) == 0 && !isResponse {
 			s.reject(answerID, CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 		} else {
 			// Nobody waits for an answer to a notification or a response.

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,12 +117,15 @@ func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) 
 
 // NewSession starts a session rooted at the absolute cwd.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	if strings.ContainsRune(req.Cwd, 0) {
+		return nil, acp.InvalidParams("invalid params: cwd contains a NUL byte")
+	}
 	if !filepath.IsAbs(req.Cwd) {
 		return nil, acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", req.Cwd)
 	}
 	roots := []string{filepath.Clean(req.Cwd)}
 	for _, d := range req.AdditionalDirectories {
-		if !filepath.IsAbs(d) {
+		if !filepath.IsAbs(d) || strings.ContainsRune(d, 0) {
 			return nil, acp.InvalidParams("invalid params: additionalDirectories must be absolute paths, got %q", d)
 		}
 		roots = append(roots, filepath.Clean(d))

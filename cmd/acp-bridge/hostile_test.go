@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // answerID is the id an answer to line must carry: the request's own when
@@ -162,7 +163,8 @@ func TestHostileInput(t *testing.T) {
 			break
 		}
 	}
-	// A 10 MB prompt is a legitimate message: it is served.
+	// A 10 MB prompt is a legitimate message: it is served (slowly under -race).
+	b.wait = time.Minute
 	big := strings.Repeat("word ", 2<<20)
 	b.send(prompt(`"big"`, fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}`, sid, big)))
 	for {

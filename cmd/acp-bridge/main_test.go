@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +34,26 @@ type bridge struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan []byte
-	stderr *bytes.Buffer
+	stderr *syncBuffer
+	wait   time.Duration // how long next waits for a line
+}
+
+// syncBuffer is a bytes.Buffer safe for the child's stderr copier and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func startBridge(t *testing.T, args ...string) *bridge {
@@ -48,7 +68,7 @@ func startBridge(t *testing.T, args ...string) *bridge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bridge{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 1024), stderr: &bytes.Buffer{}}
+	b := &bridge{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 1024), stderr: &syncBuffer{}, wait: 10 * time.Second}
 	cmd.Stderr = b.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -90,8 +110,8 @@ func (b *bridge) next() []byte {
 			b.t.Fatalf("stdout closed; stderr:\n%s", b.stderr)
 		}
 		return l
-	case <-time.After(10 * time.Second):
-		b.t.Fatalf("no output within 10s; stderr:\n%s", b.stderr)
+	case <-time.After(b.wait):
+		b.t.Fatalf("no output within %v; stderr:\n%s", b.wait, b.stderr)
 	}
 	return nil
 }

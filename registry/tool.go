@@ -92,6 +92,9 @@ type Def struct {
 type RetryPolicy struct {
 	Attempts int           // extra attempts after the first; 0: not retryable
 	Backoff  time.Duration // wait before each retry, doubled every time
+	// Codes are the failure codes worth retrying. Nil: TOOL_ERROR (a plain
+	// error from the body) and TOOL_TIMEOUT.
+	Codes []string
 }
 
 // Define checks a typed tool and erases its types. A bad definition fails

@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// Resolver finds the tool a direct model call names; registry.Scope is one.
+// An error (UNKNOWN_TOOL) becomes the call's result.
+type Resolver interface {
+	Resolve(name string) (*registry.Def, error)
+}
+
+// Hooks let the caller record a batch's calls in model order.
+type Hooks struct {
+	// Logged is called when call i is about to enter the pipeline (its card
+	// goes up). All calls of a parallel group are logged before any of them
+	// runs; any other call is logged only when its turn comes.
+	Logged func(i int, c *registry.Call)
+	// Done is called with call i's final result, strictly in model order.
+	Done func(i int, c *registry.Call, r registry.Result)
+}
+
+// ExecuteBatch runs one model step's calls and returns their results in
+// model order. Consecutive calls whose tools report ConcurrencySafe form a
+// group whose bodies overlap, at most MaxParallel at a time; any other call
+// (an unknown tool included) is a barrier that runs alone. Only dispatch and
+// the bodies overlap: the policy stages run one call at a time in model
+// order, and so do post-execute, finalize, observers and Done. Every started
+// body is waited for before ExecuteBatch returns, cancelled or not.
+func (p *Pipeline) ExecuteBatch(ctx context.Context, res Resolver, calls []*registry.Call, h Hooks) []registry.Result {
+	results := make([]registry.Result, len(calls))
+	for i := 0; i < len(calls); {
+		d, err := res.Resolve(calls[i].Name)
+		if err != nil {
+			p.hook("logged", func() { h.logged(i, calls[i]) })
+			results[i] = errorResult(err, "UNKNOWN_TOOL")
+			p.hook("done", func() { h.done(i, calls[i], results[i]) })
+			i++
+			continue
+		}
+		if p.o.MaxParallel == 1 || !d.ConcurrencySafe(calls[i].Args) {
+			p.hook("logged", func() { h.logged(i, calls[i]) })
+			results[i] = p.Execute(ctx, d, calls[i])
+			p.hook("done", func() { h.done(i, calls[i], results[i]) })
+			i++
+			continue
+		}
+		defs := []*registry.Def{d}
+		j := i + 1
+		for ; j < len(calls); j++ {
+			dj, err := res.Resolve(calls[j].Name)
+			if err != nil || !dj.ConcurrencySafe(calls[j].Args) {
+				break
+			}
+			defs = append(defs, dj)
+		}
+		p.group(ctx, i, defs, calls[i:j], results[i:j], h)
+		i = j
+	}
+	return results
+}
+
+// group runs one parallel group. A driver goroutine prepares the calls in
+// order and starts each body when a slot is free; this goroutine commits
+// the results in order as they become ready.
+func (p *Pipeline) group(ctx context.Context, base int, defs []*registry.Def, calls []*registry.Call, results []registry.Result, h Hooks) {
+	for k, c := range calls {
+		p.hook("logged", func() { h.logged(base+k, c) })
+	}
+	ready := make([]chan struct{}, len(calls))
+	for k := range ready {
+		ready[k] = make(chan struct{})
+	}
+	slots := make(chan struct{}, p.o.MaxParallel)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for k, c := range calls {
+			frozen, r, ok := p.prepare(ctx, defs[k], c)
+			if !ok {
+				results[k] = r
+				close(ready[k])
+				continue
+			}
+			slots <- struct{}{}
+			wg.Go(func() {
+				results[k] = p.dispatch(ctx, defs[k], c, frozen)
+				<-slots
+				close(ready[k])
+			})
+		}
+	})
+	for k, c := range calls {
+		<-ready[k]
+		results[k] = p.commit(ctx, defs[k], c, results[k])
+		p.hook("done", func() { h.done(base+k, c, results[k]) })
+	}
+	wg.Wait()
+}
+
+func (h Hooks) logged(i int, c *registry.Call) {
+	if h.Logged != nil {
+		h.Logged(i, c)
+	}
+}
+
+func (h Hooks) done(i int, c *registry.Call, r registry.Result) {
+	if h.Done != nil {
+		h.Done(i, c, r)
+	}
+}
+
+// hook runs a caller hook, containing a panic so the batch still drains.
+func (p *Pipeline) hook(which string, f func()) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			p.o.Logger.Error("batch hook panicked", "hook", which, "panic", rec)
+		}
+	}()
+	f()
+}

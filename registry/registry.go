@@ -10,7 +10,7 @@ import (
 )
 
 // CodeToolName is the reserved Code Mode tool. It cannot be registered,
-// shadowed or restricted; SetCodeTool installs it.
+// shadowed or restricted; AddCodeTool installs it.
 const CodeToolName = "run_code"
 
 // Mode is how tools are offered to the model.
@@ -115,11 +115,19 @@ func (r *Registry) register(s *Scope, d *Def) (func(), error) {
 	}, nil
 }
 
-// SetCodeTool installs the Code Mode tool. Its name must be run_code; it
-// can be installed once and never removed, so a mode once valid stays valid.
-func (r *Registry) SetCodeTool(d *Def) error {
-	if d == nil || d.Name != CodeToolName {
-		return fmt.Errorf("registry: the code tool must be named %q", CodeToolName)
+// AddCodeTool defines and installs the Code Mode tool, the one tool named
+// run_code (an empty Name means run_code). It can be installed once and
+// never removed, so a mode once valid stays valid.
+func AddCodeTool[In, Out any](r *Registry, t Tool[In, Out]) error {
+	if t.Name == "" {
+		t.Name = CodeToolName
+	}
+	if t.Name != CodeToolName {
+		return fmt.Errorf("registry: the code tool must be named %q, not %q", CodeToolName, t.Name)
+	}
+	d, err := define(t)
+	if err != nil {
+		return err
 	}
 	r.mu.Lock()
 	if r.codeTool != nil {

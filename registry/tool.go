@@ -100,11 +100,15 @@ type RetryPolicy struct {
 // Define checks a typed tool and erases its types. A bad definition fails
 // here, at registration, never at call time.
 func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
-	if t.Name == "" {
-		return nil, fmt.Errorf("registry: tool without a name")
-	}
 	if t.Name == CodeToolName {
 		return nil, fmt.Errorf("registry: tool name %q is reserved for Code Mode", t.Name)
+	}
+	return define(t)
+}
+
+func define[In, Out any](t Tool[In, Out]) (*Def, error) {
+	if t.Name == "" {
+		return nil, fmt.Errorf("registry: tool without a name")
 	}
 	if !validName(t.Name) {
 		return nil, fmt.Errorf("registry: tool name %q: use letters, digits, '_' and '-' (at most 64)", t.Name)

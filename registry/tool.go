@@ -176,12 +176,12 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		}
 		return r, nil
 	}
-	// Presenters validate softly: arguments that no longer decode (an old log)
-	// give no view, never an error.
+	// Presenters validate softly: arguments that fail the schema (a model's
+	// bad call, an old log) give no view, never an error.
 	if t.PresentCall != nil {
 		d.presentCall = func(args json.RawMessage) View {
 			in, err := decode[In](args)
-			if err != nil {
+			if err != nil || d.Validate(args) != nil {
 				return nil
 			}
 			return t.PresentCall(in)
@@ -190,13 +190,16 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	if t.PresentResult != nil {
 		d.presentResult = func(args json.RawMessage, r Result) View {
 			in, err := decode[In](args)
-			if err != nil {
+			if err != nil || d.Validate(args) != nil {
 				return nil
 			}
 			return t.PresentResult(in, r)
 		}
 	}
 	if t.ConcurrencySafe != nil {
+		// Not checked against the schema: it runs for every call of a batch,
+		// and a call with bad arguments fails validation before it dispatches
+		// whichever way it was classified.
 		d.concurrencySafe = func(args json.RawMessage) bool {
 			in, err := decode[In](args)
 			return err == nil && t.ConcurrencySafe(in)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -33,7 +34,7 @@ type Hooks struct {
 func (p *Pipeline) ExecuteBatch(ctx context.Context, res Resolver, calls []*registry.Call, h Hooks) []registry.Result {
 	results := make([]registry.Result, len(calls))
 	for i := 0; i < len(calls); {
-		d, err := res.Resolve(calls[i].Name)
+		d, err := resolve(res, calls[i].Name)
 		if err != nil {
 			p.hook("logged", func() { h.logged(i, calls[i]) })
 			results[i] = errorResult(err, "UNKNOWN_TOOL")
@@ -51,7 +52,7 @@ func (p *Pipeline) ExecuteBatch(ctx context.Context, res Resolver, calls []*regi
 		defs := []*registry.Def{d}
 		j := i + 1
 		for ; j < len(calls); j++ {
-			dj, err := res.Resolve(calls[j].Name)
+			dj, err := resolve(res, calls[j].Name)
 			if err != nil || !dj.ConcurrencySafe(calls[j].Args) {
 				break
 			}
@@ -98,6 +99,15 @@ func (p *Pipeline) group(ctx context.Context, base int, defs []*registry.Def, ca
 		p.hook("done", func() { h.done(base+k, c, results[k]) })
 	}
 	wg.Wait()
+}
+
+// resolve asks the resolver, treating a nil definition as unknown.
+func resolve(res Resolver, name string) (*registry.Def, error) {
+	d, err := res.Resolve(name)
+	if err == nil && d == nil {
+		err = registry.Errorf("UNKNOWN_TOOL", fmt.Sprintf("unknown tool %q", name))
+	}
+	return d, err
 }
 
 func (h Hooks) logged(i int, c *registry.Call) {

@@ -287,6 +287,17 @@ func TestBatchCodeModeRefusal(t *testing.T) {
 	}
 }
 
+type nilResolver struct{}
+
+func (nilResolver) Resolve(string) (*registry.Def, error) { return nil, nil }
+
+func TestBatchNilDefinitionIsUnknown(t *testing.T) {
+	res := New(nil).ExecuteBatch(t.Context(), nilResolver{}, calls("ghost:"), Hooks{})
+	if res[0].Code != "UNKNOWN_TOOL" || res[0].Text() != `Error: unknown tool "ghost"` {
+		t.Fatalf("%+v", res[0])
+	}
+}
+
 func TestBatchConcurrentBatches(t *testing.T) {
 	e := newBatchEnv(t)
 	p := New(nil)

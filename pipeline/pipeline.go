@@ -217,9 +217,11 @@ func (p *Pipeline) policy(ctx context.Context, d *registry.Def, c *registry.Call
 
 // ask routes an Ask through the approver. Anything but a clear approval stops the call.
 func (p *Pipeline) ask(ctx context.Context, d *registry.Def, c *registry.Call, reason string) (registry.Result, bool) {
-	unavailable := registry.ErrorResult("APPROVAL_UNAVAILABLE", fmt.Sprintf("tool %q requires approval, but no approval channel is available", d.Name))
+	unavailable := func() (registry.Result, bool) {
+		return registry.ErrorResult("APPROVAL_UNAVAILABLE", fmt.Sprintf("tool %q requires approval, but no approval channel is available", d.Name)), true
+	}
 	if p.o.Approver == nil {
-		return unavailable, true
+		return unavailable()
 	}
 	var out Outcome
 	var err error
@@ -242,7 +244,7 @@ func (p *Pipeline) ask(ctx context.Context, d *registry.Def, c *registry.Call, r
 	case Cancelled:
 		return registry.ErrorResult("APPROVAL_CANCELLED", fmt.Sprintf("approval for tool %q was cancelled", d.Name)), true
 	}
-	return unavailable, true
+	return unavailable()
 }
 
 // dispatch runs the middleware chain around the body. A panic in a

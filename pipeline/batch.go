@@ -65,38 +65,47 @@ func (p *Pipeline) ExecuteBatch(ctx context.Context, res Resolver, calls []*regi
 }
 
 // group runs one parallel group. A driver goroutine prepares the calls in
-// order and starts each body when a slot is free; this goroutine commits
-// the results in order as they become ready.
+// model order and hands each to a free worker; this goroutine commits the
+// results in model order as they become ready. The workers are long-lived
+// for the group, so a body's deep stack is grown once per worker rather
+// than once per call.
 func (p *Pipeline) group(ctx context.Context, base int, defs []*registry.Def, calls []*registry.Call, results []registry.Result, h Hooks) {
 	for k, c := range calls {
 		p.hook("logged", func() { h.logged(base+k, c) })
 	}
-	ready := make([]chan struct{}, len(calls))
-	for k := range ready {
-		ready[k] = make(chan struct{})
-	}
-	slots := make(chan struct{}, p.o.MaxParallel)
+	n := len(calls)
+	ready := make(chan int, n) // never blocks a sender: each call is ready once
+	jobs := make(chan int)     // unbuffered: a handoff waits for an idle worker, which is the bound
+	frozen := make([][]byte, n)
 	var wg sync.WaitGroup
+	for range min(p.o.MaxParallel, n) {
+		wg.Go(func() {
+			for k := range jobs {
+				results[k] = p.dispatch(ctx, defs[k], calls[k], frozen[k])
+				ready <- k
+			}
+		})
+	}
 	wg.Go(func() {
+		defer close(jobs)
 		for k, c := range calls {
-			frozen, r, ok := p.prepare(ctx, defs[k], c)
+			fz, r, ok := p.prepare(ctx, defs[k], c)
 			if !ok {
 				results[k] = r
-				close(ready[k])
+				ready <- k
 				continue
 			}
-			slots <- struct{}{}
-			wg.Go(func() {
-				results[k] = p.dispatch(ctx, defs[k], c, frozen)
-				<-slots
-				close(ready[k])
-			})
+			frozen[k] = fz
+			jobs <- k
 		}
 	})
-	for k, c := range calls {
-		<-ready[k]
-		results[k] = p.commit(ctx, defs[k], c, results[k])
-		p.hook("done", func() { h.done(base+k, c, results[k]) })
+	finished := make([]bool, n)
+	for next := 0; next < n; {
+		finished[<-ready] = true
+		for ; next < n && finished[next]; next++ {
+			results[next] = p.commit(ctx, defs[next], calls[next], results[next])
+			p.hook("done", func() { h.done(base+next, calls[next], results[next]) })
+		}
 	}
 	wg.Wait()
 }

@@ -104,8 +104,8 @@ func TestBatchOrderAndBarriers(t *testing.T) {
 			peak: 1},
 		{name: "invalid arguments run alone and fail",
 			specs: []string{"s:1ms", "x:", "s:1ms"},
-			want: []string{"logged 0", "start 0", "done 0 s:0", "logged 1", "start 1", "done 1 x:1", "logged 2", "start 2", "done 2 s:2"},
-			peak: 1},
+			want:  []string{"logged 0", "start 0", "done 0 s:0", "logged 1", "start 1", "done 1 x:1", "logged 2", "start 2", "done 2 s:2"},
+			peak:  1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,11 +27,13 @@ func benchPipeline(b *testing.B) (*Pipeline, *registry.Scope, *int64) {
 	var observed int64
 	m := NewMetrics()
 	p := New(&Options{
-		Gates:       []Gate{func(context.Context, *registry.Def, *registry.Call) Decision { return Decision{Kind: Allow} }},
-		Guards:      []Guard{func(context.Context, *registry.Def, *registry.Call) string { return "" }},
-		Middleware:  []Middleware{m.Middleware(), Retry(), Timeout()},
-		PostExecute: []PostHook{func(context.Context, *registry.Def, *registry.Call, registry.Result) PostDecision { return PostDecision{} }},
-		Observers:   []Observer{func(*registry.Def, *registry.Call, registry.Result) { observed++ }},
+		Gates:      []Gate{func(context.Context, *registry.Def, *registry.Call) Decision { return Decision{Kind: Allow} }},
+		Guards:     []Guard{func(context.Context, *registry.Def, *registry.Call) string { return "" }},
+		Middleware: []Middleware{m.Middleware(), Retry(), Timeout()},
+		PostExecute: []PostHook{func(context.Context, *registry.Def, *registry.Call, registry.Result) PostDecision {
+			return PostDecision{}
+		}},
+		Observers: []Observer{func(*registry.Def, *registry.Call, registry.Result) { observed++ }},
 	})
 	return p, r.NewScope(), &observed
 }

@@ -161,12 +161,19 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 			}
 			return acp.StopEndTurn
 		}
-		for _, tc := range msg.ToolCalls {
-			res := s.runTool(ctx, tc)
-			s.mu.Lock()
-			s.history = append(s.history, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: res.Text()})
-			s.mu.Unlock()
+		results := s.runTools(ctx, msg.ToolCalls)
+		s.mu.Lock()
+		var extra []string
+		for i, tc := range msg.ToolCalls {
+			s.history = append(s.history, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: results[i].Text()})
+			extra = append(extra, results[i].Context...)
 		}
+		// Additional context from post-execute policy follows the results,
+		// so every tool message stays next to the call it answers.
+		if len(extra) > 0 {
+			s.history = append(s.history, model.Message{Role: model.RoleUser, Content: strings.Join(extra, "\n\n")})
+		}
+		s.mu.Unlock()
 		if ctx.Err() != nil {
 			return acp.StopCancelled
 		}
@@ -219,24 +226,25 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 	return msg, finish, nil
 }
 
-// runTool logs the call (its card appears before any policy runs), executes
-// it through the pipeline, and logs the result.
-func (s *Session) runTool(ctx context.Context, tc model.ToolCall) registry.Result {
-	s.emit(ctx, session.New(session.TypeToolCall, session.ToolCall{CallID: tc.ID, Name: tc.Name, Args: tc.Arguments}))
-	call := &registry.Call{ID: tc.ID, Name: tc.Name, Args: tc.Arguments, Cwd: s.cwd, Roots: s.roots}
-	call.Output = func(b []byte) {
-		s.emit(ctx, session.New(session.TypeToolOutput, session.ToolOutput{CallID: tc.ID, Data: string(b)}))
+// runTools runs one step's tool calls through the pipeline. Each call is
+// logged (its card appears) before any policy runs on it, and results are
+// logged in model order; consecutive concurrency-safe calls overlap.
+func (s *Session) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
+	calls := make([]*registry.Call, len(tcs))
+	for i, tc := range tcs {
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: tc.Arguments, Cwd: s.cwd, Roots: s.roots}
+		calls[i].Output = func(b []byte) {
+			s.emit(ctx, session.New(session.TypeToolOutput, session.ToolOutput{CallID: tc.ID, Data: string(b)}))
+		}
 	}
-	var res registry.Result
-	if d := s.scope.Get(tc.Name); d == nil {
-		res = registry.ErrorResult("UNKNOWN_TOOL", fmt.Sprintf("unknown tool %q; available tools: %s", tc.Name, s.toolNames()))
-	} else if !json.Valid(tc.Arguments) {
-		res = registry.ErrorResult("INVALID_ARGS", "invalid arguments: not valid JSON")
-	} else {
-		res = s.pipe.Execute(ctx, d, call)
-	}
-	s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: tc.ID, Result: res}))
-	return res
+	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
+		Logged: func(_ int, c *registry.Call) {
+			s.emit(ctx, session.New(session.TypeToolCall, session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args}))
+		},
+		Done: func(_ int, c *registry.Call, r registry.Result) {
+			s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: c.ID, Result: r}))
+		},
+	})
 }
 
 // markRunning is the outermost middleware: the call passed policy and is

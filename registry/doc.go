@@ -1,5 +1,15 @@
 // Package registry defines what a tool is: a typed definition (Add[In, Out]),
-// its parameter schema and argument validation, the model-facing content it
-// renders, and the presentation views (cards) it offers the editor. It never
-// runs a tool by itself; package pipeline does.
+// its parameter and output schemas, argument validation with path-qualified
+// INVALID_ARGS messages, the model-facing content it renders, and the
+// presentation views (cards) it offers the editor.
+//
+// Tools live in layers: the Registry's globals and, per session, a Scope's
+// local tools, which shadow globals of the same name. A Scope narrows the
+// globals with Restrict (allow and deny masks that intersect) and chooses a
+// Mode (native, code, both) that decides whether the model calls tools
+// directly or through the reserved run_code. One visibility function backs
+// Get, Visible, KnownNames, Schemas and Resolve, so what the model is offered
+// and what runs never disagree. OnChange reports every change.
+//
+// The package never runs a tool by itself; package pipeline does.
 package registry

@@ -125,8 +125,9 @@ func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, err
 	return c.Compile(url)
 }
 
-// Validate checks arguments against the parameter schema. The error lists
-// every violation, path-qualified, so the model can correct itself.
+// Validate checks arguments against the parameter schema. The error, an
+// *Error with code INVALID_ARGS, lists every violation, path-qualified, so
+// the model can correct itself in one step.
 func (d *Def) Validate(args json.RawMessage) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
@@ -135,45 +136,51 @@ func (d *Def) Validate(args json.RawMessage) error {
 	if err != nil {
 		return &Error{Code: "INVALID_ARGS", Message: "invalid arguments: not valid JSON: " + err.Error()}
 	}
-	verr := d.schema.Validate(v)
+	if msgs := violations(d.schema, v, "arguments"); msgs != nil {
+		return &Error{Code: "INVALID_ARGS", Message: "invalid arguments: " + strings.Join(msgs, "; ")}
+	}
+	return nil
+}
+
+// violations validates v and returns one readable message per violation,
+// or nil. root names the whole value in messages about the root itself.
+func violations(sch *jsonschema.Schema, v any, root string) []string {
+	verr := sch.Validate(v)
 	if verr == nil {
 		return nil
 	}
 	ve, ok := verr.(*jsonschema.ValidationError)
 	if !ok {
-		return &Error{Code: "INVALID_ARGS", Message: "invalid arguments: " + verr.Error()}
+		return []string{verr.Error()}
 	}
 	var msgs []string
-	collect(ve, &msgs)
-	msgs = slices.Compact(msgs)
-	return &Error{Code: "INVALID_ARGS", Message: "invalid arguments: " + strings.Join(msgs, "; ")}
+	collect(ve, root, &msgs)
+	// Sibling branches (allOf, nested causes) can report the same leaf twice.
+	slices.Sort(msgs)
+	return slices.Compact(msgs)
 }
 
 var printer = message.NewPrinter(language.English)
 
 // collect flattens a validation error tree into readable leaf messages.
-func collect(e *jsonschema.ValidationError, out *[]string) {
+func collect(e *jsonschema.ValidationError, root string, out *[]string) {
 	if len(e.Causes) > 0 {
 		for _, c := range e.Causes {
-			collect(c, out)
+			collect(c, root, out)
 		}
 		return
 	}
 	path := strings.Join(e.InstanceLocation, ".")
 	subject := fmt.Sprintf("%q", path)
+	if path == "" {
+		subject = root
+	}
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		for _, m := range k.Missing {
-			p := m
-			if path != "" {
-				p = path + "." + m
-			}
-			*out = append(*out, fmt.Sprintf("missing required property %q", p))
+			*out = append(*out, fmt.Sprintf("missing required property %q", join(path, m)))
 		}
 	case *kind.Type:
-		if path == "" {
-			subject = "arguments"
-		}
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
 			want[i] = article(w)
@@ -182,21 +189,25 @@ func collect(e *jsonschema.ValidationError, out *[]string) {
 	case *kind.Enum:
 		vals, _ := json.Marshal(k.Want)
 		*out = append(*out, fmt.Sprintf("%s must be one of %s", subject, vals))
+	case *kind.Const:
+		val, _ := json.Marshal(k.Want)
+		*out = append(*out, fmt.Sprintf("%s must be %s", subject, val))
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
-			q := p
-			if path != "" {
-				q = path + "." + p
-			}
-			*out = append(*out, fmt.Sprintf("%q is not a declared property (additionalProperties: false)", q))
+			*out = append(*out, fmt.Sprintf("%q is not a declared property (additionalProperties: false)", join(path, p)))
 		}
+	case *kind.FalseSchema:
+		*out = append(*out, fmt.Sprintf("%s is not allowed", subject))
 	default:
-		if path == "" {
-			*out = append(*out, e.ErrorKind.LocalizedString(printer))
-		} else {
-			*out = append(*out, fmt.Sprintf("%s: %s", subject, e.ErrorKind.LocalizedString(printer)))
-		}
+		*out = append(*out, fmt.Sprintf("%s: %s", subject, e.ErrorKind.LocalizedString(printer)))
 	}
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
 }
 
 func article(t string) string {

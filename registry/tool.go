@@ -20,6 +20,12 @@ type Tool[In, Out any] struct {
 	// Parameters is the JSON Schema of In. Nil: derived from In's struct
 	// tags (json names, `jsonschema:"description"`, omitempty = optional).
 	Parameters json.RawMessage
+	// Output is the JSON Schema of the value Run returns, within the
+	// structured schema subset (see CompileStructured, without the object
+	// root). Nil: derived from Out. A declared schema is checked against
+	// every value the body returns; a derived one only when it carries
+	// constraints the Go type cannot enforce (enum tags).
+	Output json.RawMessage
 
 	Run func(ctx context.Context, c *Call, in In) (Out, error)
 	// Render turns the value into what the model reads. Nil: a string value
@@ -33,7 +39,16 @@ type Tool[In, Out any] struct {
 	PresentResult func(in In, r Result) View
 
 	ConcurrencySafe func(in In) bool
-	Timeout         time.Duration
+	// Timeout is enforced by the pipeline's timeout middleware, cooperatively:
+	// the body's context is cancelled and the body is drained.
+	Timeout time.Duration
+	// Retry declares the tool retryable: the pipeline's retry middleware runs
+	// it again after a failure that may be transient. Zero: never retried.
+	Retry RetryPolicy
+
+	// Finalize adjusts the final content of every call, failures included;
+	// it runs exactly once per call, after post-execute. It must be pure.
+	Finalize func(c *Call, r Result) []Content
 
 	// Permission says whether this call needs the user's approval (nil: no).
 	// It may read the call (cwd, roots) but must not do I/O beyond stat-ing
@@ -59,9 +74,12 @@ type Def struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage
+	Output      json.RawMessage
 	Timeout     time.Duration
+	Retry       RetryPolicy
 
 	schema          *jsonschema.Schema
+	finalize        func(c *Call, r Result) []Content
 	run             func(ctx context.Context, c *Call) (Result, error)
 	presentCall     func(args json.RawMessage) View
 	presentResult   func(args json.RawMessage, r Result) View
@@ -69,9 +87,26 @@ type Def struct {
 	permission      func(c *Call) *Permission
 }
 
+// RetryPolicy says how often a retryable tool is tried again and how long
+// to wait between attempts.
+type RetryPolicy struct {
+	Attempts int           // extra attempts after the first; 0: not retryable
+	Backoff  time.Duration // wait before each retry, doubled every time
+	// Codes are the failure codes worth retrying. Nil: TOOL_ERROR (a plain
+	// error from the body) and TOOL_TIMEOUT.
+	Codes []string
+}
+
 // Define checks a typed tool and erases its types. A bad definition fails
 // here, at registration, never at call time.
 func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
+	if t.Name == CodeToolName {
+		return nil, fmt.Errorf("registry: tool name %q is reserved for Code Mode", t.Name)
+	}
+	return define(t)
+}
+
+func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	if t.Name == "" {
 		return nil, fmt.Errorf("registry: tool without a name")
 	}
@@ -93,6 +128,16 @@ func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
 	}
+	if t.Retry.Attempts < 0 || t.Retry.Backoff < 0 {
+		return nil, fmt.Errorf("registry: tool %q: negative retry policy", t.Name)
+	}
+	if t.Timeout < 0 {
+		return nil, fmt.Errorf("registry: tool %q: negative timeout", t.Name)
+	}
+	output, outSchema, err := outputSchema[Out](t.Output)
+	if err != nil {
+		return nil, fmt.Errorf("registry: tool %q: output schema: %w", t.Name, err)
+	}
 	render := t.Render
 	if render == nil {
 		render = func(_ In, out Out) []Content {
@@ -103,7 +148,8 @@ func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
 			return []Content{Text(string(b))}
 		}
 	}
-	d := &Def{Name: t.Name, Description: t.Description, Parameters: params, Timeout: t.Timeout, schema: sch}
+	d := &Def{Name: t.Name, Description: t.Description, Parameters: params, Output: output,
+		Timeout: t.Timeout, Retry: t.Retry, schema: sch, finalize: t.Finalize}
 	d.run = func(ctx context.Context, c *Call) (Result, error) {
 		in, err := decode[In](c.Args)
 		if err != nil {
@@ -113,7 +159,12 @@ func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		r := Result{Content: render(in, out)}
+		if outSchema != nil {
+			if err := outSchema.check(out); err != nil {
+				return Result{}, fmt.Errorf("tool %q: %w", t.Name, err)
+			}
+		}
+		r := Result{Content: render(in, out), Value: out}
 		if t.Meta != nil {
 			if m := t.Meta(in, out); m != nil {
 				b, err := json.Marshal(m)
@@ -125,12 +176,12 @@ func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		}
 		return r, nil
 	}
-	// Presenters validate softly: arguments that no longer decode (an old log)
-	// give no view, never an error.
+	// Presenters validate softly: arguments that fail the schema (a model's
+	// bad call, an old log) give no view, never an error.
 	if t.PresentCall != nil {
 		d.presentCall = func(args json.RawMessage) View {
 			in, err := decode[In](args)
-			if err != nil {
+			if err != nil || d.Validate(args) != nil {
 				return nil
 			}
 			return t.PresentCall(in)
@@ -139,13 +190,16 @@ func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	if t.PresentResult != nil {
 		d.presentResult = func(args json.RawMessage, r Result) View {
 			in, err := decode[In](args)
-			if err != nil {
+			if err != nil || d.Validate(args) != nil {
 				return nil
 			}
 			return t.PresentResult(in, r)
 		}
 	}
 	if t.ConcurrencySafe != nil {
+		// Not checked against the schema: it runs for every call of a batch,
+		// and a call with bad arguments fails validation before it dispatches
+		// whichever way it was classified.
 		d.concurrencySafe = func(args json.RawMessage) bool {
 			in, err := decode[In](args)
 			return err == nil && t.ConcurrencySafe(in)
@@ -229,6 +283,16 @@ func (d *Def) ConcurrencySafe(args json.RawMessage) (ok bool) {
 		}
 	}()
 	return d.concurrencySafe(args)
+}
+
+// Finalize returns r with the tool's final content adjustment applied. A
+// tool without one returns r unchanged. The pipeline recovers a panic here.
+func (d *Def) Finalize(c *Call, r Result) Result {
+	if d.finalize == nil {
+		return r
+	}
+	r.Content = d.finalize(c, r)
+	return r
 }
 
 // Permission returns the tool's approval request for this call, or nil when

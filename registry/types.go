@@ -25,6 +25,12 @@ type Result struct {
 	// Meta is display data stored at execution time (exit status, applied
 	// hunks) so presenters stay pure and replay needs no I/O.
 	Meta json.RawMessage `json:"meta,omitempty"`
+	// Context is additional context for the model (from post-execute
+	// hooks), delivered after the tool results of the step.
+	Context []string `json:"context,omitempty"`
+	// Value is the body's typed value (Out), for Code Mode bindings. It
+	// stays in the executing process: the log never stores it.
+	Value any `json:"-"`
 }
 
 // ErrorResult is a failed result with the "Error: " text the model reads.

@@ -45,9 +45,11 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		scope: a.o.Registry.NewScope(), log: session.NewLog(a.o.Now)}
 	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
 	s.pipe = pipeline.New(&pipeline.Options{
-		Gates:      []pipeline.Gate{s.permissionGate},
-		Approver:   s,
-		Middleware: []pipeline.Middleware{s.markRunning},
+		Gates:    []pipeline.Gate{s.permissionGate},
+		Approver: s,
+		// markRunning is outermost: the card turns in_progress once, even
+		// when Retry runs the body again; Timeout bounds each attempt.
+		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry(), pipeline.Timeout()},
 		Logger:     a.log.With("session", id),
 	})
 	return s
@@ -198,7 +200,9 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 	s.mu.Lock()
 	req := &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt()}}, s.history...)}
 	s.mu.Unlock()
-	for _, d := range s.scope.Visible() {
+	// Schemas is the one visibility function: what the model is offered is
+	// what Resolve lets run (in code mode, only run_code).
+	for _, d := range s.scope.Schemas() {
 		req.Tools = append(req.Tools, model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
 	}
 	msg := model.Message{Role: model.RoleAssistant}
@@ -273,17 +277,6 @@ func (s *Session) failUnfinished(ctx context.Context) {
 		s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: id,
 			Result: registry.ErrorResult("ABORTED", "tool call aborted")}))
 	}
-}
-
-func (s *Session) toolNames() string {
-	var names []string
-	for _, d := range s.scope.Visible() {
-		names = append(names, d.Name)
-	}
-	if len(names) == 0 {
-		return "(none)"
-	}
-	return strings.Join(names, ", ")
 }
 
 func (s *Session) systemPrompt() string {

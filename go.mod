@@ -9,3 +9,5 @@ require (
 	github.com/sourcegraph/jsonrpc2 v0.2.3
 	golang.org/x/text v0.14.0
 )
+
+require go.yaml.in/yaml/v3 v3.0.6 // indirect

@@ -41,7 +41,11 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	switch e.Kind {
 	case ErrAuth:
-		b.WriteString("the model endpoint refused the API key")
+		if e.Status == 0 {
+			b.WriteString("the model endpoint needs an API key")
+		} else {
+			b.WriteString("the model endpoint refused the API key")
+		}
 	case ErrQuota:
 		b.WriteString("the model account is out of credit")
 	case ErrRateLimit:

@@ -110,7 +110,7 @@ var errStalled = errors.New("no data from the model endpoint within the idle tim
 func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if p.o.RequireKey && p.o.APIKey == "" {
-			yield(Event{}, &Error{Kind: ErrAuth, Msg: "no API key is set", Hint: p.keyHint()})
+			yield(Event{}, &Error{Kind: ErrAuth, Msg: p.o.APIKeyEnv + " is not set", Hint: p.keyHint()})
 			return
 		}
 		// The idle timer cancels the attempt when the endpoint goes quiet;

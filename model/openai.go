@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -122,12 +123,13 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 		idle := time.AfterFunc(p.o.IdleTimeout, func() { cancel(errStalled) })
 		defer idle.Stop()
 
+		started := false // a response arrived: later failures are the stream's
 		fail := func(err error) {
 			if ctx.Err() != nil {
 				yield(Event{}, ctx.Err())
 				return
 			}
-			yield(Event{}, p.classify(err, context.Cause(actx), retryAfter))
+			yield(Event{}, p.classify(err, context.Cause(actx), retryAfter, started))
 		}
 
 		stream, err := p.client.CreateChatCompletionStream(actx, p.request(req))
@@ -136,6 +138,7 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 			return
 		}
 		defer stream.Close()
+		started = true
 
 		var (
 			calls    toolCalls
@@ -221,7 +224,7 @@ func (p *OpenAI) keyHint() string {
 
 // classify turns whatever failed into an *Error. cause is the attempt
 // context's cause (errStalled when the idle timer fired).
-func (p *OpenAI) classify(err, cause error, retryAfter string) error {
+func (p *OpenAI) classify(err, cause error, retryAfter string, started bool) error {
 	var me *Error
 	if errors.As(err, &me) {
 		return me
@@ -251,10 +254,17 @@ func (p *OpenAI) classify(err, cause error, retryAfter string) error {
 		}
 	default:
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
+		var ue *url.Error
+		var ne net.Error
+		switch {
+		case errors.As(err, &se):
 			e.Kind, e.Msg = ErrMalformed, err.Error()
-		} else {
+		case started || errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF):
 			e.Kind, e.Msg = ErrTransport, err.Error()
+		default:
+			// Refused by the client library before anything was sent (its
+			// own checks of the request): sending it again cannot help.
+			e.Kind, e.Msg = ErrInvalidRequest, err.Error()
 		}
 	}
 	if e.Kind == ErrAuth {
@@ -279,7 +289,12 @@ func (p *OpenAI) request(req *Request) openai.ChatCompletionRequest {
 		Model:         p.o.Model,
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
-		MaxTokens:     p.o.MaxTokens,
+	}
+	if reasoningModel(p.o.Model) {
+		// OpenAI's reasoning models take max_completion_tokens only.
+		out.MaxCompletionTokens = p.o.MaxTokens
+	} else {
+		out.MaxTokens = p.o.MaxTokens
 	}
 	for _, m := range req.Messages {
 		w := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
@@ -323,6 +338,15 @@ func (p *OpenAI) request(req *Request) openai.ChatCompletionRequest {
 			Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	return out
+}
+
+func reasoningModel(name string) bool {
+	for _, pre := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if strings.HasPrefix(name, pre) {
+			return true
+		}
+	}
+	return false
 }
 
 func convertFinish(r openai.FinishReason) Finish {

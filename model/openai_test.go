@@ -529,3 +529,28 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenAIUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there any more
+	rs := &recordSleep{}
+	got := collect(t, Retry(provider(t, url, nil), RetryOptions{Retries: 2, Sleep: rs.sleep}), nil)
+	var me *Error
+	if !errors.As(got.err, &me) || me.Kind != ErrTransport || len(got.retries) != 2 {
+		t.Fatalf("err = %v (%d retries), want a transport error after 2 retries", got.err, len(got.retries))
+	}
+}
+
+func TestOpenAIMaxTokensField(t *testing.T) {
+	for model, field := range map[string]string{"gpt-4.1": "max_tokens", "o3-mini": "max_completion_tokens", "deepseek-chat": "max_tokens"} {
+		m, srv := newMock(t, sse{events: []string{chunk(`{"content":"ok"}`, "stop")}})
+		p := provider(t, srv.URL, func(o *OpenAIOptions) { o.Model = model; o.MaxTokens = 99 })
+		if r := collect(t, p, nil); r.err != nil {
+			t.Fatalf("%s: %v", model, r.err)
+		}
+		if m.bodies[0][field] != float64(99) {
+			t.Errorf("%s: %s = %v in %v", model, field, m.bodies[0][field], m.bodies[0])
+		}
+	}
+}

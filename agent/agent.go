@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/acp"
-	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
@@ -152,8 +151,8 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	a.mu.Unlock()
 	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
 	acp.AfterReply(ctx, func() { s.announce(ctx) })
-	st := s.controlsState()
-	return &acp.NewSessionResponse{SessionID: s.id, Modes: mapping.ModeState(st), ConfigOptions: mapping.ConfigOptions(st)}, nil
+	modes, opts := s.Controls()
+	return &acp.NewSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
 }
 
 func (a *Agent) session(id string) (*Session, error) {

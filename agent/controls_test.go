@@ -583,3 +583,30 @@ func TestTitleFrom(t *testing.T) {
 		}
 	}
 }
+
+func TestRestoreControls(t *testing.T) {
+	models := []ModelChoice{{ID: "m/a", Name: "a", Provider: script(t, `{"responses":[]}`)}, {ID: "m/b", Name: "b", Provider: script(t, `{"responses":[]}`)}}
+	a, _, sid := newTestSession(t, Options{Models: models})
+	a.mu.Lock()
+	s := a.sessions[sid]
+	a.mu.Unlock()
+	s.setControl(t.Context(), "mode", ModeBypass)
+	s.setControl(t.Context(), "model", "m/b")
+	s.maybeTitle(t.Context(), "Refactor the parser")
+	logged := s.log.Events()
+
+	// A fresh session over the same log comes back in the same state.
+	fresh := newSession(a, "other", []string{t.TempDir()}, acp.ClientCapabilities{})
+	if fresh.mode() != ModeAsk || fresh.currentModel().ID != "m/a" {
+		t.Fatalf("fresh session starts at %s %s", fresh.mode(), fresh.currentModel().ID)
+	}
+	fresh.RestoreControls(logged)
+	modes, opts := fresh.Controls()
+	if modes.CurrentModeID != ModeBypass || opts[1].CurrentValue != "m/b" || fresh.Title() != "Refactor the parser" {
+		t.Errorf("restored: mode %s model %v title %q", modes.CurrentModeID, opts[1].CurrentValue, fresh.Title())
+	}
+	fresh.maybeTitle(t.Context(), "something else")
+	if fresh.Title() != "Refactor the parser" {
+		t.Errorf("a restored session was titled again")
+	}
+}

@@ -129,6 +129,48 @@ func (s *Session) initControls() {
 	}
 }
 
+// Controls returns what session/new, load and resume answer with: the
+// legacy modes and the complete config option list.
+func (s *Session) Controls() (*acp.SessionModeState, []acp.ConfigOption) {
+	st := s.controlsState()
+	return mapping.ModeState(st), mapping.ConfigOptions(st)
+}
+
+// RestoreControls re-applies what a replayed log says about the controls:
+// the last mode and model (when still offered), the title and the running
+// cost. session/load calls it with the stored events before replaying them.
+func (s *Session) RestoreControls(events []session.Event) {
+	for _, ev := range events {
+		switch ev.Type {
+		case session.TypeControls:
+			c, err := session.Decode[session.Controls](ev)
+			if err != nil {
+				continue
+			}
+			s.ctl.mu.Lock()
+			if ValidMode(c.Mode) {
+				s.ctl.mode = c.Mode
+			}
+			if s.a.modelChoice(c.Model) != nil {
+				s.ctl.model = c.Model
+			}
+			s.ctl.mu.Unlock()
+		case session.TypeTitle:
+			if t, err := session.Decode[session.Title](ev); err == nil && t.Title != "" {
+				s.ctl.mu.Lock()
+				s.ctl.title, s.ctl.titleAsked = t.Title, true
+				s.ctl.mu.Unlock()
+			}
+		case session.TypeUsage:
+			if u, err := session.Decode[session.Usage](ev); err == nil && u.Currency != "" {
+				s.ctl.mu.Lock()
+				s.ctl.cost = u.Cost
+				s.ctl.mu.Unlock()
+			}
+		}
+	}
+}
+
 // controlsState is the complete state the mapping renders.
 func (s *Session) controlsState() session.Controls {
 	s.ctl.mu.Lock()

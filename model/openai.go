@@ -88,20 +88,47 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 // Options returns the provider's configuration (with defaults applied).
 func (p *OpenAI) Options() OpenAIOptions { return p.o }
 
-// retryAfterDoer records the Retry-After header of a failed response in the
-// slot the request's context carries: go-openai's errors drop headers.
+// retryAfterDoer sees the raw HTTP exchange go-openai hides: it records the
+// Retry-After header of a failed response (its errors drop headers) and
+// reports every byte of the body as it arrives (keep-alive comments
+// included, which go-openai consumes silently), through the attempt the
+// request's context carries.
 type retryAfterDoer struct{ c *http.Client }
 
-type retryAfterKey struct{}
+type attemptKey struct{}
+
+// attempt is what one request attempt learns from the transport.
+type attempt struct {
+	retryAfter string
+	onData     func() // called from the body reader on each read with data
+}
 
 func (d retryAfterDoer) Do(req *http.Request) (*http.Response, error) {
 	resp, err := d.c.Do(req)
-	if err == nil && resp.StatusCode >= 400 {
-		if slot, ok := req.Context().Value(retryAfterKey{}).(*string); ok {
-			*slot = resp.Header.Get("Retry-After")
+	if err != nil {
+		return resp, err
+	}
+	if at, ok := req.Context().Value(attemptKey{}).(*attempt); ok {
+		if resp.StatusCode >= 400 {
+			at.retryAfter = resp.Header.Get("Retry-After")
 		}
+		at.onData()
+		resp.Body = &activityBody{ReadCloser: resp.Body, onData: at.onData}
 	}
 	return resp, err
+}
+
+type activityBody struct {
+	io.ReadCloser
+	onData func()
+}
+
+func (b *activityBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.onData()
+	}
+	return n, err
 }
 
 var errStalled = errors.New("no data from the model endpoint within the idle timeout")
@@ -118,10 +145,10 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 		// every chunk received pushes it back.
 		actx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		var retryAfter string
-		actx = context.WithValue(actx, retryAfterKey{}, &retryAfter)
 		idle := time.AfterFunc(p.o.IdleTimeout, func() { cancel(errStalled) })
 		defer idle.Stop()
+		at := &attempt{onData: func() { idle.Reset(p.o.IdleTimeout) }}
+		actx = context.WithValue(actx, attemptKey{}, at)
 
 		started := false // a response arrived: later failures are the stream's
 		fail := func(err error) {
@@ -129,7 +156,7 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 				yield(Event{}, ctx.Err())
 				return
 			}
-			yield(Event{}, p.classify(err, context.Cause(actx), retryAfter, started))
+			yield(Event{}, p.classify(err, context.Cause(actx), at.retryAfter, started))
 		}
 
 		stream, err := p.client.CreateChatCompletionStream(actx, p.request(req))
@@ -156,7 +183,6 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 				fail(err)
 				return
 			}
-			idle.Reset(p.o.IdleTimeout)
 			if respID == "" {
 				respID = chunk.ID
 			}

@@ -554,3 +554,24 @@ func TestOpenAIMaxTokensField(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIKeepAlive: comment lines are activity; a stream that sends only
+// them for longer than the idle timeout is slow, not stalled.
+func TestOpenAIKeepAlive(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		for range 8 {
+			io.WriteString(w, ": keep-alive\n\n")
+			fl.Flush()
+			time.Sleep(40 * time.Millisecond)
+		}
+		io.WriteString(w, "data: "+chunk(`{"content":"late"}`, "stop")+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	p := provider(t, srv.URL, func(o *OpenAIOptions) { o.IdleTimeout = 150 * time.Millisecond })
+	got := collect(t, Retry(p, RetryOptions{Retries: -1}), nil)
+	if got.err != nil || got.text != "late" {
+		t.Fatalf("err = %v text = %q; keep-alives must hold the stream open", got.err, got.text)
+	}
+}

@@ -189,3 +189,24 @@ func TestHelpDocumentsEverySetting(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpExampleConfigLoads keeps the config file shown by --help valid.
+func TestHelpExampleConfigLoads(t *testing.T) {
+	_, example, ok := strings.Cut(usageMore, "Config file (YAML; every key optional):\n")
+	if !ok {
+		t.Fatal("no config example in the help")
+	}
+	var lines []string
+	for l := range strings.Lines(example) {
+		lines = append(lines, strings.TrimPrefix(l, "  "))
+	}
+	path := filepath.Join(t.TempDir(), "example.yaml")
+	os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644)
+	c := &config{}
+	if err := c.loadFile(path, true); err != nil {
+		t.Fatal(err)
+	}
+	if c.model != "deepseek/deepseek-chat" || len(c.providers) != 2 || c.providers[0].Models[0].Price == nil || c.streamIdleTimeout != 2*time.Minute {
+		t.Errorf("example parsed as %+v", c)
+	}
+}

@@ -209,6 +209,10 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 				for _, tc := range d.ToolCalls {
 					calls.add(tc)
 				}
+				if ch.FinishReason == finishResourcesExhausted {
+					fail(&Error{Kind: ErrServer, Msg: "the endpoint ran out of resources mid-answer (" + finishResourcesExhausted + ")"})
+					return
+				}
 				if ch.FinishReason != "" {
 					finish = convertFinish(ch.FinishReason)
 				}
@@ -218,6 +222,11 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 			// go-openai reports "[DONE]" and a connection closed early alike
 			// as io.EOF; without a finish_reason the answer is incomplete.
 			fail(&Error{Kind: ErrTransport, Msg: "the stream ended before the response was complete"})
+			return
+		}
+		if finish == FinishStop && outChars == 0 && calls.len() == 0 {
+			// Nothing at all: a hiccup of the endpoint, worth another try.
+			fail(&Error{Kind: ErrServer, Msg: "the model returned an empty response"})
 			return
 		}
 		for _, c := range calls.complete(respID) {
@@ -365,6 +374,10 @@ func (p *OpenAI) request(req *Request) openai.ChatCompletionRequest {
 	}
 	return out
 }
+
+// finishResourcesExhausted is DeepSeek's finish_reason for an answer cut
+// short by load on its side.
+const finishResourcesExhausted = "insufficient_system_resource"
 
 func reasoningModel(name string) bool {
 	for _, pre := range []string{"o1", "o3", "o4", "gpt-5"} {

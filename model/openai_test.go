@@ -396,6 +396,16 @@ func TestOpenAIFailures(t *testing.T) {
 		wantText:  "fine",
 		wantCalls: 2,
 	}, {
+		name:      "DeepSeek insufficient_system_resource is retried",
+		plays:     []sse{{events: []string{chunk(`{"content":"half"}`, "insufficient_system_resource")}}, ok},
+		wantText:  "fine",
+		wantCalls: 2,
+	}, {
+		name:      "an empty answer is retried",
+		plays:     []sse{{events: []string{chunk(`{"content":""}`, "stop"), usageChunk(5, 0)}}, ok},
+		wantText:  "fine",
+		wantCalls: 2,
+	}, {
 		name:      "400 context length is not retried",
 		plays:     []sse{{status: 400, body: `{"error":{"message":"This model's maximum context length is 65536 tokens"}}`}},
 		wantKind:  ErrContextWindow,

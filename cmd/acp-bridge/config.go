@@ -388,7 +388,12 @@ func (c *config) check() error {
 // builtinDeepSeek is the provider used unless the config file redefines it.
 func builtinDeepSeek() providerConfig {
 	return providerConfig{Name: "deepseek", BaseURL: model.DeepSeekBaseURL, APIKeyEnv: model.DeepSeekKeyEnv,
-		Models: []modelConfig{{Name: "deepseek-chat", ContextWindow: 128000}, {Name: "deepseek-reasoner", ContextWindow: 128000}}}
+		Models: []modelConfig{
+			// deepseek-chat stops at 4096 output tokens unless asked for more;
+			// 8192 is its ceiling. A coding agent writes whole files.
+			{Name: "deepseek-chat", ContextWindow: 128000, MaxTokens: 8192},
+			{Name: "deepseek-reasoner", ContextWindow: 128000},
+		}}
 }
 
 func isDeepSeek(baseURL string) bool {

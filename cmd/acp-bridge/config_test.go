@@ -68,7 +68,7 @@ log:
 		wantErr string
 	}{
 		{name: "defaults: DeepSeek", want: want{def: "deepseek/deepseek-chat", keyEnv: "DEEPSEEK_API_KEY", baseURL: "https://api.deepseek.com",
-			requireKey: true, models: 2, mode: "ask", tools: "native", maxTurn: 50, ctxWindow: 128000}},
+			requireKey: true, models: 2, mode: "ask", tools: "native", maxTurn: 50, ctxWindow: 128000, maxTokens: 8192}},
 		{name: "a DeepSeek model by name", args: []string{"--model", "deepseek-reasoner"}, want: want{def: "deepseek/deepseek-reasoner",
 			keyEnv: "DEEPSEEK_API_KEY", baseURL: "https://api.deepseek.com", requireKey: true, models: 2, mode: "ask", tools: "native", maxTurn: 50, ctxWindow: 128000}},
 		{name: "local endpoint by flag: no key required", args: []string{"--base-url", "http://localhost:11434/v1", "--model", "qwen3", "--context-window", "8192", "--images"},
@@ -78,7 +78,7 @@ log:
 		{name: "--api-key-env names the key", args: []string{"--base-url", "http://gpu:8000/v1", "--model", "m", "--api-key-env", "VLLM_KEY"},
 			want: want{def: "endpoint/m", keyEnv: "VLLM_KEY", baseURL: "http://gpu:8000/v1", requireKey: true, models: 3, mode: "ask", tools: "native", maxTurn: 50}},
 		{name: "DeepSeek base URL keeps the DeepSeek defaults", args: []string{"--base-url", "https://api.deepseek.com/beta"},
-			want: want{def: "deepseek/deepseek-chat", keyEnv: "DEEPSEEK_API_KEY", baseURL: "https://api.deepseek.com/beta", requireKey: true, models: 2, mode: "ask", tools: "native", maxTurn: 50, ctxWindow: 128000}},
+			want: want{def: "deepseek/deepseek-chat", keyEnv: "DEEPSEEK_API_KEY", baseURL: "https://api.deepseek.com/beta", requireKey: true, models: 2, mode: "ask", tools: "native", maxTurn: 50, ctxWindow: 128000, maxTokens: 8192}},
 		{name: "config file", args: []string{"--config", full},
 			want: want{def: "ollama/qwen3:8b", keyEnv: "OPENAI_API_KEY", baseURL: "http://localhost:11434/v1", models: 3, mode: "plan", tools: "both",
 				maxTurn: 7, maxTokens: 4096, idle: 45 * time.Second, ctxWindow: 32768, images: true}},

@@ -189,9 +189,9 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 		return nil, fl, errVersion
 	}
 	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "acp-bridge: unexpected argument %q\n", fl.Arg(0))
-		fl.Usage()
-		return nil, nil, flag.ErrHelp
+		err := fmt.Errorf("unexpected argument %q (see --help)", fl.Arg(0))
+		fmt.Fprintf(stderr, "acp-bridge: %v\n", err)
+		return nil, nil, err
 	}
 	set := map[string]bool{}
 	fl.Visit(func(fl *flag.Flag) { set[fl.Name] = true })

@@ -115,6 +115,7 @@ func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Requ
 		return
 	}
 	rctx, cancel := context.WithCancel(ctx)
+	rctx, after := withAfterReply(rctx)
 	key := id.String()
 	c.mu.Lock()
 	c.inflight[key] = cancel
@@ -135,7 +136,9 @@ func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Requ
 		}
 		if err := rc.Reply(ctx, id, result); err != nil {
 			c.log.Debug("reply failed", "method", req.Method, "err", err)
+			return
 		}
+		after.run()
 	}()
 }
 

@@ -29,6 +29,17 @@ type Options struct {
 	// ModelHint is shown when Model is nil, e.g. the flag to set.
 	ModelHint string
 
+	// ModelName names Model in the model picker when Models is empty.
+	ModelName string
+	// Models are the models a session may choose (config option "model",
+	// /model); the first, or DefaultModel, is the default. Empty: Model alone.
+	Models       []ModelChoice
+	DefaultModel string
+	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
+	PermissionMode string
+	// ToolsMode is the configured tools mode (native, code, both), shown by /tools.
+	ToolsMode string
+
 	// MaxTurnRequests bounds model requests in one turn (default 50); past
 	// it the turn ends with stopReason max_turn_requests.
 	MaxTurnRequests int
@@ -103,7 +114,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentInfo:       &acp.Implementation{Name: a.o.Name, Version: a.o.Version, Title: "ACP Bridge"},
 		AgentCapabilities: acp.AgentCapabilities{
-			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: a.defaultModelImages()},
 			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}},
 		},
 		AuthMethods: []acp.AuthMethod{},
@@ -143,7 +154,9 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
-	return &acp.NewSessionResponse{SessionID: s.id}, nil
+	acp.AfterReply(ctx, func() { s.announce(ctx) })
+	modes, opts := s.Controls()
+	return &acp.NewSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
 }
 
 func (a *Agent) session(id string) (*Session, error) {

@@ -89,16 +89,30 @@ func (e *editor) updates() []acp.Update {
 	return append([]acp.Update(nil), e.upds...)
 }
 
-// waitForUpdates waits until at least n updates arrived.
-func (e *editor) waitForUpdates(n int) {
+// waitForMessage waits until an agent_message_chunk arrived: a turn is under way.
+func (e *editor) waitForMessage() {
 	e.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(e.updates()) < n {
+	for len(e.turnUpdates()) == 0 {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("fewer than %d updates after 10s", n)
+			e.t.Fatal("no agent message after 10s")
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// turnUpdates returns the updates about the conversation itself, leaving out
+// session bookkeeping (commands, title, usage, modes).
+func (e *editor) turnUpdates() []acp.Update {
+	var out []acp.Update
+	for _, u := range e.updates() {
+		switch u.(type) {
+		case *acp.AvailableCommandsUpdate, *acp.SessionInfoUpdate, *acp.UsageUpdate, *acp.CurrentModeUpdate, *acp.ConfigOptionUpdate:
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
 }
 
 func (e *editor) newSession(cwd string) string {
@@ -199,7 +213,7 @@ func TestNoModelTellsHowToConfigureOne(t *testing.T) {
 	if err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("stop=%q err=%v", stop, err)
 	}
-	ups := e.updates()
+	ups := e.turnUpdates()
 	if len(ups) != 1 {
 		t.Fatalf("updates: %+v", ups)
 	}
@@ -227,7 +241,7 @@ func TestPromptWithReadTool(t *testing.T) {
 	var kinds []string
 	var call *acp.ToolCall
 	var final *acp.ToolCallUpdate
-	for _, u := range e.updates() {
+	for _, u := range e.turnUpdates() {
 		kinds = append(kinds, u.UpdateKind())
 		switch u := u.(type) {
 		case *acp.ToolCall:
@@ -311,7 +325,7 @@ func TestModelFailureIsVisible(t *testing.T) {
 	if _, err := e.prompt(sid, "go"); err != nil {
 		t.Fatal(err)
 	}
-	ups := e.updates()
+	ups := e.turnUpdates()
 	last, ok := ups[len(ups)-1].(*acp.AgentMessageChunk)
 	if !ok || !strings.Contains(last.Content.Text, "connection reset") {
 		t.Fatalf("last update %+v", ups[len(ups)-1])
@@ -331,7 +345,7 @@ func TestCancelAndConcurrentPrompt(t *testing.T) {
 		}
 		res <- stop
 	}()
-	e.waitForUpdates(1) // the turn is under way
+	e.waitForMessage() // the turn is under way
 	if _, err := e.prompt(sid, "second"); rpcCode(err) != acp.CodeInvalidParams {
 		t.Errorf("a second prompt while one runs: err = %v, want invalid params", err)
 	}
@@ -371,7 +385,7 @@ func TestCloseSession(t *testing.T) {
 	sid := e.newSession(t.TempDir())
 	res := make(chan acp.StopReason, 1)
 	go func() { stop, _ := e.prompt(sid, "first"); res <- stop }()
-	e.waitForUpdates(1)
+	e.waitForMessage()
 	if err := e.call(acp.MethodSessionClose, acp.CloseSessionRequest{SessionID: sid}, &json.RawMessage{}); err != nil {
 		t.Fatal(err)
 	}

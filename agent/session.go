@@ -38,15 +38,19 @@ type Session struct {
 	turns   int
 	history []model.Message
 	perms   permissions
+
+	ctl controls // mode, model, title, usage (modes.go, usage.go)
 }
 
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities) *Session {
 	s := &Session{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: session.NewLog(a.o.Now)}
 	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
+	s.initControls()
 	s.pipe = pipeline.New(&pipeline.Options{
-		Gates:    []pipeline.Gate{s.permissionGate},
-		Approver: s,
+		Gates:     []pipeline.Gate{s.modeGate}, // modeGate consults permissionGate
+		Observers: []pipeline.Observer{s.observePlan},
+		Approver:  s,
 		// markRunning is outermost: the card turns in_progress once, even
 		// when Retry runs the body again; Timeout bounds each attempt.
 		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry(), pipeline.Timeout()},
@@ -96,7 +100,7 @@ func (s *Session) close() {
 
 // prompt runs one turn to its stop reason.
 func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, error) {
-	text, err := promptText(blocks)
+	text, images, err := s.promptContent(blocks)
 	if err != nil {
 		return "", err
 	}
@@ -109,6 +113,9 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
 	s.turns++
 	turn := s.turns
+	s.ctl.mu.Lock()
+	s.ctl.images = images
+	s.ctl.mu.Unlock()
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -122,7 +129,7 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 	raw, _ := json.Marshal(blocks)
 	s.emit(ctx, session.New(session.TypeUserMessage, session.UserMessage{Prompt: raw, Text: text}))
 	s.emit(ctx, session.New(session.TypeTurnStart, session.TurnStart{Turn: turn}))
-	reason := s.run(tctx, text)
+	reason := s.turn(tctx, text) // commands.go: slash commands, else run
 	if tctx.Err() != nil {
 		reason = acp.StopCancelled
 	}
@@ -134,12 +141,12 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 // run is the turn loop: model, tools, results back to the model, until the
 // model answers without calling a tool.
 func (s *Session) run(ctx context.Context, text string) acp.StopReason {
-	if s.a.o.Model == nil {
+	if s.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn
 	}
 	s.mu.Lock()
-	s.history = append(s.history, model.Message{Role: model.RoleUser, Content: text})
+	s.history = append(s.history, model.Message{Role: model.RoleUser, Content: text, Images: s.takeImages()})
 	s.mu.Unlock()
 
 	for range s.a.o.MaxTurnRequests {
@@ -208,7 +215,7 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 	msg := model.Message{Role: model.RoleAssistant}
 	var text, thought strings.Builder
 	finish := model.FinishStop
-	for ev, err := range s.a.o.Model.Stream(ctx, req) {
+	for ev, err := range s.provider().Stream(ctx, req) {
 		if err != nil {
 			msg.Content, msg.Reasoning = text.String(), thought.String()
 			return msg, "", err
@@ -224,6 +231,14 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 			msg.ToolCalls = append(msg.ToolCalls, *ev.ToolCall)
 		case model.EventFinish:
 			finish = ev.Finish
+		case model.EventUsage:
+			s.recordUsage(ctx, ev.Usage)
+		case model.EventRetry:
+			// The failed attempt's output is void: say so where it stopped.
+			text.Reset()
+			thought.Reset()
+			msg.ToolCalls = nil
+			s.notice(ctx, retryMessage(ev.Retry))
 		}
 	}
 	msg.Content, msg.Reasoning = text.String(), thought.String()
@@ -282,7 +297,7 @@ func (s *Session) failUnfinished(ctx context.Context) {
 func (s *Session) systemPrompt() string {
 	return "You are acp-bridge, a coding agent working inside the user's editor. " +
 		"The workspace root is " + s.cwd + "; relative paths resolve against it. " +
-		"Use the tools to inspect and change the workspace, and answer concisely in Markdown."
+		"Use the tools to inspect and change the workspace, and answer concisely in Markdown." + s.modePrompt()
 }
 
 func noModelMessage(hint string) string {
@@ -292,30 +307,4 @@ func noModelMessage(hint string) string {
 		msg += ", or " + hint
 	}
 	return msg + ". `acp-bridge --help` lists every setting."
-}
-
-// promptText flattens the prompt blocks into the text the model reads.
-func promptText(blocks []acp.ContentBlock) (string, error) {
-	var b strings.Builder
-	for i, blk := range blocks {
-		switch blk.Type {
-		case "text":
-			b.WriteString(blk.Text)
-		case "resource_link":
-			fmt.Fprintf(&b, "\n[resource_link name=%q uri=%q]\n", blk.Name, blk.URI)
-		case "resource":
-			r := blk.Resource
-			if r.Text == nil {
-				fmt.Fprintf(&b, "\n[binary resource uri=%q omitted]\n", r.URI)
-				continue
-			}
-			fmt.Fprintf(&b, "\n<resource uri=%q>\n%s\n</resource>\n", r.URI, *r.Text)
-		default:
-			return "", acp.InvalidParams("invalid params: prompt[%d]: %s content is not supported (this agent accepts text, resource_link and resource)", i, blk.Type)
-		}
-	}
-	if strings.TrimSpace(b.String()) == "" {
-		return "", acp.InvalidParams("invalid params: the prompt is empty")
-	}
-	return b.String(), nil
 }

@@ -36,6 +36,7 @@ type Translator struct {
 	tools Tools
 	o     Options
 	calls map[string]*call
+	mode  string // the last permission mode sent (controls.go)
 }
 
 type call struct {
@@ -118,7 +119,7 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 		}
 		return []acp.Update{t.toolResult(r)}
 	}
-	return nil
+	return t.controls(ev)
 }
 
 // Unfinished returns the ids of calls that have a card but no result, in no

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"time"
 )
 
 // Role of a message in the conversation.
@@ -25,6 +26,14 @@ type Message struct {
 	Reasoning  string     `json:"reasoning,omitempty"` // assistant reasoning, sent back where the API wants it
 	ToolCalls  []ToolCall `json:"toolCalls,omitempty"` // assistant
 	ToolCallID string     `json:"toolCallId,omitempty"`
+	// Images attached to a user message; only sent to models that accept them.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is an inline image: base64 data and its MIME type.
+type Image struct {
+	MimeType string `json:"mimeType"`
+	Data     string `json:"data"`
 }
 
 // ToolCall is a complete call the model made.
@@ -62,6 +71,11 @@ type Usage struct {
 	InputTokens   int `json:"inputTokens"`
 	OutputTokens  int `json:"outputTokens"`
 	ContextWindow int `json:"contextWindow,omitempty"`
+	// CachedTokens of the input were served from the provider's prompt cache.
+	CachedTokens int `json:"cachedTokens,omitempty"`
+	// Estimated: the endpoint reported no usage, so these are estimates
+	// (about four characters a token).
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // EventKind tells which field of an Event is set.
@@ -73,7 +87,18 @@ const (
 	EventToolCall                  // ToolCall: one complete call
 	EventUsage                     // Usage
 	EventFinish                    // Finish: the last event of a response
+	// EventRetry: the attempt failed and the request starts over. Whatever
+	// the stream yielded before it is void; Retry says why and when.
+	EventRetry
 )
+
+// RetryInfo describes one retry of a failed model request.
+type RetryInfo struct {
+	Attempt int           // the attempt about to start, from 2
+	Max     int           // the last attempt allowed
+	Delay   time.Duration // the wait before it
+	Err     error         // why the previous attempt failed
+}
 
 // Event is one item of a response stream.
 type Event struct {
@@ -82,6 +107,7 @@ type Event struct {
 	ToolCall *ToolCall
 	Usage    *Usage
 	Finish   Finish
+	Retry    *RetryInfo
 }
 
 // Provider streams model responses. The sequence ends after EventFinish, or

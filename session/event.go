@@ -106,7 +106,7 @@ func Decode[T any](ev Event) (T, error) {
 }
 
 // Transient reports whether events of this type are never persisted.
-func Transient(typ string) bool { return typ == TypeToolOutput }
+func Transient(typ string) bool { return typ == TypeToolOutput || typ == TypeCommands }
 
 // Log is a session's append-only event log, in memory.
 type Log struct {

@@ -81,13 +81,15 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acp-bridge demo: %v\n", err)
 		return 2
 	}
-	if opts.Model == nil {
+	if !cfg.modelSet {
+		// Offline unless a model was asked for: the demo must run anywhere.
 		script, err := model.ParseScript(demoScript)
 		if err != nil {
 			fmt.Fprintf(stderr, "acp-bridge demo: %v\n", err)
 			return 1
 		}
-		opts.Model = script
+		opts.Models, opts.DefaultModel = nil, ""
+		opts.Model, opts.ModelName = script, "demo-script"
 	}
 
 	// The editor side and the agent side, joined by two pipes.
@@ -255,6 +257,20 @@ func (p *demoPrinter) update(u acp.Update) {
 		for _, e := range u.Entries {
 			p.line("    [%s] %s", e.Status, e.Content)
 		}
+	case *acp.AvailableCommandsUpdate:
+		names := make([]string, 0, len(u.AvailableCommands))
+		for _, c := range u.AvailableCommands {
+			names = append(names, "/"+c.Name)
+		}
+		p.line("  (commands: %s)", strings.Join(names, " "))
+	case *acp.UsageUpdate:
+		p.line("  (context: %d of %d tokens)", u.Used, u.Size)
+	case *acp.SessionInfoUpdate:
+		if u.Title != nil {
+			p.line("  (title: %q)", *u.Title)
+		}
+	case *acp.CurrentModeUpdate:
+		p.line("  (mode: %s)", u.CurrentModeID)
 	default:
 		p.line("  (%s)", u.UpdateKind())
 	}

@@ -40,20 +40,20 @@ func TestHostileInput(t *testing.T) {
 	os.WriteFile(script, []byte(`{"responses":[{"parts":[{"text":"still here"}]},{"parts":[{"text":"big prompt ok"}]}]}`), 0o644)
 	b := startBridge(t, "--model", "script:"+script, "--log-level", "error")
 	b.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1}}`)
-	b.next()
+	b.response(`"init"`)
 	b.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`, dir))
 	var created struct {
 		Result struct{ SessionID string } `json:"result"`
 	}
-	json.Unmarshal(b.next(), &created)
+	json.Unmarshal(b.response(`"new"`), &created)
 	sid := created.Result.SessionID
 	b.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"gone","method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`, dir))
 	var gone struct {
 		Result struct{ SessionID string } `json:"result"`
 	}
-	json.Unmarshal(b.next(), &gone)
+	json.Unmarshal(b.response(`"gone"`), &gone)
 	b.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"close","method":"session/close","params":{"sessionId":%q}}`, gone.Result.SessionID))
-	b.next()
+	b.response(`"close"`)
 
 	nested := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
 	req := func(id, method, params string) string {

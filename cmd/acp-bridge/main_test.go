@@ -116,6 +116,21 @@ func (b *bridge) next() []byte {
 	return nil
 }
 
+// response skips notifications until the response with the given id.
+func (b *bridge) response(id string) []byte {
+	b.t.Helper()
+	for {
+		line := b.next()
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &m) == nil && m.Method == "" && string(m.ID) == id {
+			return line
+		}
+	}
+}
+
 // Over real stdio, with hostile lines mixed in, every stdout line is one
 // valid JSON-RPC message of the ACP schema, every turn's updates precede its
 // response, and the process keeps serving.

@@ -9,13 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/agent"
-	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
+	"github.com/acp-bridge/acp-bridge/tools/todo"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -29,55 +28,6 @@ func agentVersion() string {
 		return bi.Main.Version
 	}
 	return "0.1.0-dev"
-}
-
-type config struct {
-	model    string
-	logLevel string
-	logFile  string
-	maxTurn  int
-}
-
-const usage = `acp-bridge: an Agent Client Protocol agent for Zed and other ACP editors.
-
-Usage:
-  acp-bridge [flags]          serve ACP over stdin/stdout (what an editor launches)
-  acp-bridge demo [flags]     run an offline demo session and print what an editor would show
-  acp-bridge --version        print the version
-
-Flags:
-`
-
-func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.FlagSet, error) {
-	cfg := &config{}
-	fl := flag.NewFlagSet(name, flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.StringVar(&cfg.model, "model", os.Getenv("ACP_BRIDGE_MODEL"),
-		"the model: script:FILE replays a scripted model (env ACP_BRIDGE_MODEL)")
-	fl.StringVar(&cfg.logLevel, "log-level", envOr("ACP_BRIDGE_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env ACP_BRIDGE_LOG_LEVEL)")
-	fl.StringVar(&cfg.logFile, "log-file", os.Getenv("ACP_BRIDGE_LOG_FILE"), "append logs to this file instead of stderr (env ACP_BRIDGE_LOG_FILE)")
-	fl.IntVar(&cfg.maxTurn, "max-turn-requests", 50, "model requests allowed in one prompt turn")
-	showVersion := fl.Bool("version", false, "print the version and exit")
-	fl.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
-		return nil, nil, err
-	}
-	if *showVersion {
-		return nil, fl, errVersion
-	}
-	return cfg, fl, nil
-}
-
-var errVersion = errors.New("version")
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 // run is the whole program; main only wires the process's streams to it.
@@ -138,24 +88,24 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	reg := registry.New()
 	fs.Register(reg)
+	todo.Register(reg)
+	models, def, err := cfg.modelChoices()
+	if err != nil {
+		return agent.Options{}, err
+	}
 	opts := agent.Options{
 		Version:         agentVersion(),
 		Registry:        reg,
 		MaxTurnRequests: cfg.maxTurn,
 		Logger:          logger,
-		ModelHint:       "set ACP_BRIDGE_MODEL",
+		ModelHint:       "set --model or ACP_BRIDGE_MODEL",
+		Models:          models,
+		DefaultModel:    def,
+		PermissionMode:  cfg.permissionMode,
+		ToolsMode:       cfg.toolsMode,
 	}
-	switch {
-	case cfg.model == "":
-	case strings.HasPrefix(cfg.model, "script:"):
-		s, err := model.LoadScript(strings.TrimPrefix(cfg.model, "script:"))
-		if err != nil {
-			return opts, err
-		}
-		opts.Model = s
-	default:
-		return opts, fmt.Errorf("unknown model %q (use script:FILE)", cfg.model)
-	}
+	logger.Info("configuration", "config", cfg.configPath, "model", def, "models", len(models),
+		"permissionMode", cfg.permissionMode, "toolsMode", cfg.toolsMode)
 	return opts, nil
 }
 

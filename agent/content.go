@@ -1,0 +1,125 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/model"
+)
+
+// linkedFileMax bounds a file:// resource_link read into the context.
+const linkedFileMax = 256 << 10
+
+// promptContent flattens the prompt blocks into the text the model reads
+// and the images that go with it:
+//   - text as is;
+//   - resource_link: a file:// link is read into the context (bounded);
+//     other schemes are named so the model can fetch them with a tool;
+//   - resource: embedded text in a <resource> element; a blob image is an
+//     image, other blobs are named;
+//   - image: only when the session's model accepts images (and only then
+//     is the capability advertised).
+func (s *Session) promptContent(blocks []acp.ContentBlock) (string, []model.Image, error) {
+	var b strings.Builder
+	var images []model.Image
+	acceptsImages := false
+	if m := s.currentModel(); m != nil {
+		acceptsImages = m.Images
+	}
+	for i, blk := range blocks {
+		switch blk.Type {
+		case "text":
+			b.WriteString(blk.Text)
+		case "resource_link":
+			b.WriteString(linkedResource(blk))
+		case "resource":
+			r := blk.Resource
+			switch {
+			case r.Text != nil:
+				fmt.Fprintf(&b, "\n<resource uri=%q>\n%s\n</resource>\n", r.URI, *r.Text)
+			case r.Blob != nil && strings.HasPrefix(r.MimeType, "image/") && acceptsImages:
+				images = append(images, model.Image{MimeType: r.MimeType, Data: *r.Blob})
+				fmt.Fprintf(&b, "\n[image %q attached]\n", r.URI)
+			default:
+				fmt.Fprintf(&b, "\n[binary resource uri=%q mimeType=%q omitted]\n", r.URI, r.MimeType)
+			}
+		case "image":
+			if !acceptsImages {
+				return "", nil, acp.InvalidParams("invalid params: prompt[%d]: the model %s does not accept images; choose one that does with /model", i, s.modelName())
+			}
+			images = append(images, model.Image{MimeType: blk.MimeType, Data: blk.Data})
+		default:
+			return "", nil, acp.InvalidParams("invalid params: prompt[%d]: %s content is not supported (this agent accepts text, resource_link, resource and, with a model that reads them, images)", i, blk.Type)
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" && len(images) == 0 {
+		return "", nil, acp.InvalidParams("invalid params: the prompt is empty")
+	}
+	return b.String(), images, nil
+}
+
+func (s *Session) modelName() string {
+	if m := s.currentModel(); m != nil {
+		return m.ID
+	}
+	return "(none)"
+}
+
+// linkedResource renders a resource_link for the model: the file's text for
+// a readable file:// link, else the link itself with why it was not read.
+func linkedResource(blk acp.ContentBlock) string {
+	named := fmt.Sprintf("\n[resource_link name=%q uri=%q]\n", blk.Name, blk.URI)
+	u, err := url.Parse(blk.URI)
+	if err != nil || u.Scheme != "file" {
+		return named
+	}
+	path := filepath.FromSlash(u.Path)
+	if !filepath.IsAbs(path) {
+		return named
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("\n[resource_link name=%q uri=%q: not readable: %v]\n", blk.Name, blk.URI, err)
+	}
+	defer f.Close()
+	buf, _ := io.ReadAll(io.LimitReader(f, linkedFileMax+1))
+	n := len(buf)
+	data, truncated := buf[:min(n, linkedFileMax)], n > linkedFileMax
+	if !utf8.Valid(trimPartialRune(data)) || strings.ContainsRune(string(data), 0) {
+		return fmt.Sprintf("\n[resource_link name=%q uri=%q: binary file, not included]\n", blk.Name, blk.URI)
+	}
+	note := ""
+	if truncated {
+		data = trimPartialRune(data)
+		note = fmt.Sprintf(" truncated=\"first %d KiB\"", linkedFileMax>>10)
+	}
+	return fmt.Sprintf("\n<resource uri=%q path=%q%s>\n%s\n</resource>\n", blk.URI, path, note, data)
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence cut off at the end.
+func trimPartialRune(b []byte) []byte {
+	for i := 0; i < utf8.UTFMax && i < len(b); i++ {
+		if utf8.RuneStart(b[len(b)-1-i]) {
+			if !utf8.FullRune(b[len(b)-1-i:]) {
+				return b[:len(b)-1-i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// takeImages hands the images of the prompt being run to the user message.
+func (s *Session) takeImages() []model.Image {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	imgs := s.ctl.images
+	s.ctl.images = nil
+	return imgs
+}

@@ -1,0 +1,596 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/acp-bridge/acp-bridge/agent"
+	"github.com/acp-bridge/acp-bridge/model"
+)
+
+// config is every setting, after the layers are applied in order:
+// built-in defaults, the config file, the environment, the flags.
+type config struct {
+	configPath string
+
+	model     string // provider/name, a model name, or script:FILE
+	modelSet  bool   // model was chosen explicitly (file, env or flag)
+	baseURL   string
+	apiKeyEnv string
+
+	permissionMode string
+	toolsMode      string
+
+	maxTurn           int
+	maxTokens         int
+	contextWindow     int
+	images            bool
+	imagesSet         bool
+	retries           int
+	streamIdleTimeout time.Duration
+
+	logLevel string
+	logFile  string
+
+	providers []providerConfig // from the file, in file order
+}
+
+// fileConfig is the YAML config file.
+type fileConfig struct {
+	Model          string                `yaml:"model"`
+	PermissionMode string                `yaml:"permission_mode"`
+	Tools          struct{ Mode string } `yaml:"tools"`
+	Providers      yaml.Node             `yaml:"providers"` // a mapping, decoded in order
+	Limits         struct {
+		MaxTurnRequests   int    `yaml:"max_turn_requests"`
+		MaxTokens         int    `yaml:"max_tokens"`
+		Retries           *int   `yaml:"retries"`
+		StreamIdleTimeout string `yaml:"stream_idle_timeout"`
+	} `yaml:"limits"`
+	Log struct {
+		Level string `yaml:"level"`
+		File  string `yaml:"file"`
+	} `yaml:"log"`
+}
+
+type providerConfig struct {
+	Name      string        `yaml:"-"`
+	BaseURL   string        `yaml:"base_url"`
+	APIKeyEnv string        `yaml:"api_key_env"`
+	Models    []modelConfig `yaml:"models"`
+}
+
+type modelConfig struct {
+	Name          string       `yaml:"name"`
+	DisplayName   string       `yaml:"display_name"`
+	ContextWindow int          `yaml:"context_window"`
+	MaxTokens     int          `yaml:"max_tokens"`
+	Images        bool         `yaml:"images"`
+	Price         *priceConfig `yaml:"price"`
+}
+
+type priceConfig struct {
+	Input       float64 `yaml:"input"`
+	CachedInput float64 `yaml:"cached_input"`
+	Output      float64 `yaml:"output"`
+	Currency    string  `yaml:"currency"`
+}
+
+const usage = `acp-bridge: an Agent Client Protocol agent for Zed and other ACP editors.
+
+Usage:
+  acp-bridge [flags]          serve ACP over stdin/stdout (what an editor launches)
+  acp-bridge demo [flags]     run an offline demo session and print what an editor would show
+  acp-bridge --version        print the version
+
+Settings come from, lowest first: built-in defaults, the config file, the
+environment, the flags.
+
+Flags:
+`
+
+const usageMore = `
+Models:
+  The default is DeepSeek: base URL https://api.deepseek.com, key from
+  DEEPSEEK_API_KEY, model deepseek-chat (deepseek-reasoner is also offered).
+  Any OpenAI-compatible chat-completions endpoint works (OpenAI, Ollama, vLLM,
+  llama.cpp's server, LM Studio): give --base-url (or OPENAI_BASE_URL) and
+  --model; the key is read from --api-key-env NAME, else OPENAI_API_KEY (a
+  local server needs none). --model script:FILE replays a scripted model.
+
+Environment:
+  ACP_BRIDGE_CONFIG             the config file (like --config)
+  ACP_BRIDGE_MODEL              like --model
+  OPENAI_BASE_URL               like --base-url
+  DEEPSEEK_API_KEY              the key for DeepSeek
+  OPENAI_API_KEY                the key for other endpoints, unless --api-key-env names another
+  ACP_BRIDGE_PERMISSION_MODE    like --permission-mode
+  ACP_BRIDGE_TOOLS_MODE         like --tools-mode
+  ACP_BRIDGE_MAX_TURN_REQUESTS  like --max-turn-requests
+  ACP_BRIDGE_LOG_LEVEL          like --log-level
+  ACP_BRIDGE_LOG_FILE           like --log-file
+
+Config file (YAML; every key optional):
+  model: deepseek/deepseek-chat      # provider/name, a model name, or script:FILE
+  permission_mode: ask               # ask | accept-edits | plan | bypass
+  tools:
+    mode: native                     # native | code | both
+  providers:                         # in picker order; "deepseek" is built in
+    deepseek:
+      base_url: https://api.deepseek.com
+      api_key_env: DEEPSEEK_API_KEY
+      models:
+        - name: deepseek-chat
+          context_window: 128000     # tokens; the usage_update size
+          max_tokens: 8192           # per response; 0 leaves it to the endpoint
+          images: false              # the model accepts images
+          price: {input: 0.27, cached_input: 0.07, output: 1.10, currency: USD}  # per million tokens
+    ollama:
+      base_url: http://localhost:11434/v1
+      models: [{name: qwen3:8b, context_window: 32768}]
+  limits:
+    max_turn_requests: 50            # model requests in one prompt turn
+    max_tokens: 0                    # default max_tokens for every model
+    retries: 5                       # retries of a failed model request
+    stream_idle_timeout: 2m          # a stream silent this long is retried
+  log:
+    level: info
+    file: /tmp/acp-bridge.log
+`
+
+var errVersion = errors.New("version")
+
+// parseFlags reads the flags and the environment and loads the config
+// file. Flags and variables override the file.
+func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.FlagSet, error) {
+	var f struct {
+		config, model, baseURL, apiKeyEnv, permissionMode, toolsMode, logLevel, logFile string
+		maxTurn, maxTokens, contextWindow, retries                                      int
+		idle                                                                            time.Duration
+		images, version                                                                 bool
+	}
+	fl := flag.NewFlagSet(name, flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.StringVar(&f.config, "config", "", "the YAML config file (env ACP_BRIDGE_CONFIG; default $XDG_CONFIG_HOME/acp-bridge/config.yaml, if it exists)")
+	fl.StringVar(&f.model, "model", "", "the model: provider/name, a model name, or script:FILE to replay a scripted model (env ACP_BRIDGE_MODEL; default deepseek-chat)")
+	fl.StringVar(&f.baseURL, "base-url", "", "an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL; default https://api.deepseek.com)")
+	fl.StringVar(&f.apiKeyEnv, "api-key-env", "", "the environment variable holding the API key (default DEEPSEEK_API_KEY for DeepSeek, else OPENAI_API_KEY)")
+	fl.StringVar(&f.permissionMode, "permission-mode", "", "a new session's permission mode: ask, accept-edits, plan, bypass (env ACP_BRIDGE_PERMISSION_MODE; default ask)")
+	fl.StringVar(&f.toolsMode, "tools-mode", "", "how tools are offered to the model: native, code, both (env ACP_BRIDGE_TOOLS_MODE; default native)")
+	fl.IntVar(&f.maxTurn, "max-turn-requests", 0, "model requests allowed in one prompt turn (env ACP_BRIDGE_MAX_TURN_REQUESTS; default 50)")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "max_tokens of each response (default: the endpoint's)")
+	fl.IntVar(&f.contextWindow, "context-window", 0, "the model's context window in tokens, reported with usage (default 128000)")
+	fl.BoolVar(&f.images, "images", false, "the model accepts images (advertises image prompts)")
+	fl.IntVar(&f.retries, "retries", 0, "retries of a failed model request: 429, 5xx, transport errors, stalled streams (default 5; 0: none)")
+	fl.DurationVar(&f.idle, "stream-idle-timeout", 0, "a model stream silent this long is retried (default 2m)")
+	fl.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (env ACP_BRIDGE_LOG_LEVEL; default info)")
+	fl.StringVar(&f.logFile, "log-file", "", "append logs to this file instead of stderr (env ACP_BRIDGE_LOG_FILE)")
+	fl.BoolVar(&f.version, "version", false, "print the version and exit")
+	fl.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fl.PrintDefaults()
+		fmt.Fprint(stderr, usageMore)
+	}
+	if err := fl.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if f.version {
+		return nil, fl, errVersion
+	}
+	if fl.NArg() > 0 {
+		err := fmt.Errorf("unexpected argument %q (see --help)", fl.Arg(0))
+		fmt.Fprintf(stderr, "acp-bridge: %v\n", err)
+		return nil, nil, err
+	}
+	set := map[string]bool{}
+	fl.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+
+	cfg := &config{permissionMode: agent.ModeAsk, toolsMode: "native", maxTurn: 50, retries: 5, logLevel: "info"}
+
+	// The file.
+	path, explicit := f.config, f.config != ""
+	if !explicit {
+		path, explicit = os.Getenv("ACP_BRIDGE_CONFIG"), os.Getenv("ACP_BRIDGE_CONFIG") != ""
+	}
+	if !explicit {
+		path = defaultConfigPath()
+	}
+	if path != "" {
+		if err := cfg.loadFile(path, explicit); err != nil {
+			fmt.Fprintf(stderr, "acp-bridge: %v\n", err)
+			return nil, nil, err
+		}
+	}
+
+	// The environment.
+	envStr := func(dst *string, name string) {
+		if v := os.Getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	if v := os.Getenv("ACP_BRIDGE_MODEL"); v != "" {
+		cfg.model, cfg.modelSet = v, true
+	}
+	envStr(&cfg.baseURL, model.OpenAIBaseURLEnv)
+	envStr(&cfg.permissionMode, "ACP_BRIDGE_PERMISSION_MODE")
+	envStr(&cfg.toolsMode, "ACP_BRIDGE_TOOLS_MODE")
+	envStr(&cfg.logLevel, "ACP_BRIDGE_LOG_LEVEL")
+	envStr(&cfg.logFile, "ACP_BRIDGE_LOG_FILE")
+	if v := os.Getenv("ACP_BRIDGE_MAX_TURN_REQUESTS"); v != "" {
+		if _, err := fmt.Sscan(v, &cfg.maxTurn); err != nil {
+			fmt.Fprintf(stderr, "acp-bridge: ACP_BRIDGE_MAX_TURN_REQUESTS=%q is not a number\n", v)
+			return nil, nil, err
+		}
+	}
+
+	// The flags.
+	if set["model"] {
+		cfg.model, cfg.modelSet = f.model, true
+	}
+	if set["base-url"] {
+		cfg.baseURL = f.baseURL
+	}
+	if set["api-key-env"] {
+		cfg.apiKeyEnv = f.apiKeyEnv
+	}
+	if set["permission-mode"] {
+		cfg.permissionMode = f.permissionMode
+	}
+	if set["tools-mode"] {
+		cfg.toolsMode = f.toolsMode
+	}
+	if set["max-turn-requests"] {
+		cfg.maxTurn = f.maxTurn
+	}
+	if set["max-tokens"] {
+		cfg.maxTokens = f.maxTokens
+	}
+	if set["context-window"] {
+		cfg.contextWindow = f.contextWindow
+	}
+	if set["images"] {
+		cfg.images, cfg.imagesSet = f.images, true
+	}
+	if set["retries"] {
+		cfg.retries = f.retries
+	}
+	if set["stream-idle-timeout"] {
+		cfg.streamIdleTimeout = f.idle
+	}
+	if set["log-level"] {
+		cfg.logLevel = f.logLevel
+	}
+	if set["log-file"] {
+		cfg.logFile = f.logFile
+	}
+	if err := cfg.check(); err != nil {
+		fmt.Fprintf(stderr, "acp-bridge: %v\n", err)
+		return nil, nil, err
+	}
+	return cfg, fl, nil
+}
+
+func defaultConfigPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "acp-bridge", "config.yaml")
+}
+
+// loadFile applies the config file. A missing default file is no error; a
+// missing file that was asked for is.
+func (c *config) loadFile(path string, explicit bool) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("config file: %w", err)
+	}
+	c.configPath = path
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true) // a misspelt key is an error, not a silent default
+	var fc fileConfig
+	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if fc.Model != "" {
+		c.model, c.modelSet = fc.Model, true
+	}
+	if fc.PermissionMode != "" {
+		c.permissionMode = fc.PermissionMode
+	}
+	if fc.Tools.Mode != "" {
+		c.toolsMode = fc.Tools.Mode
+	}
+	if fc.Limits.MaxTurnRequests != 0 {
+		c.maxTurn = fc.Limits.MaxTurnRequests
+	}
+	if fc.Limits.MaxTokens != 0 {
+		c.maxTokens = fc.Limits.MaxTokens
+	}
+	if fc.Limits.Retries != nil {
+		c.retries = *fc.Limits.Retries
+	}
+	if fc.Limits.StreamIdleTimeout != "" {
+		d, err := time.ParseDuration(fc.Limits.StreamIdleTimeout)
+		if err != nil {
+			return fmt.Errorf("config file %s: limits.stream_idle_timeout: %w", path, err)
+		}
+		c.streamIdleTimeout = d
+	}
+	if fc.Log.Level != "" {
+		c.logLevel = fc.Log.Level
+	}
+	if fc.Log.File != "" {
+		c.logFile = fc.Log.File
+	}
+	if fc.Providers.Kind != 0 {
+		if fc.Providers.Kind != yaml.MappingNode {
+			return fmt.Errorf("config file %s: providers must be a mapping of name to provider", path)
+		}
+		for i := 0; i+1 < len(fc.Providers.Content); i += 2 {
+			var p providerConfig
+			if err := fc.Providers.Content[i+1].Decode(&p); err != nil {
+				return fmt.Errorf("config file %s: providers.%s: %w", path, fc.Providers.Content[i].Value, err)
+			}
+			p.Name = fc.Providers.Content[i].Value
+			if strings.Contains(p.Name, "/") || p.Name == "" {
+				return fmt.Errorf("config file %s: provider name %q must be non-empty and without '/'", path, p.Name)
+			}
+			for j, m := range p.Models {
+				if m.Name == "" {
+					return fmt.Errorf("config file %s: providers.%s.models[%d] has no name", path, p.Name, j)
+				}
+			}
+			c.providers = append(c.providers, p)
+		}
+	}
+	return nil
+}
+
+func (c *config) check() error {
+	if !agent.ValidMode(c.permissionMode) {
+		return fmt.Errorf("unknown permission mode %q (use ask, accept-edits, plan or bypass)", c.permissionMode)
+	}
+	switch c.toolsMode {
+	case "native", "code", "both":
+	default:
+		return fmt.Errorf("unknown tools mode %q (use native, code or both)", c.toolsMode)
+	}
+	if c.maxTurn <= 0 {
+		return fmt.Errorf("max turn requests must be positive, not %d", c.maxTurn)
+	}
+	if c.baseURL != "" {
+		if u, err := url.Parse(c.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("base URL %q must be an http(s) URL", c.baseURL)
+		}
+	}
+	return nil
+}
+
+// builtinDeepSeek is the provider used unless the config file redefines it.
+func builtinDeepSeek() providerConfig {
+	return providerConfig{Name: "deepseek", BaseURL: model.DeepSeekBaseURL, APIKeyEnv: model.DeepSeekKeyEnv,
+		Models: []modelConfig{
+			// deepseek-chat stops at 4096 output tokens unless asked for more;
+			// 8192 is its ceiling. A coding agent writes whole files.
+			{Name: "deepseek-chat", ContextWindow: 128000, MaxTokens: 8192},
+			{Name: "deepseek-reasoner", ContextWindow: 128000},
+		}}
+}
+
+func isDeepSeek(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.deepseek.com")
+}
+
+// hosted endpoints always need a key; local servers usually do not.
+func isHosted(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Hostname()) {
+	case "api.deepseek.com", "api.openai.com":
+		return true
+	}
+	return false
+}
+
+// catalog resolves the providers and models a session may choose from, and
+// the default one. A --base-url endpoint comes first.
+func (c *config) catalog() (provs []providerConfig, defaultID string, err error) {
+	provs = append(provs, c.providers...)
+	if !containsProvider(provs, "deepseek") {
+		provs = append(provs, builtinDeepSeek())
+	}
+	name, modelName := "", c.model
+	if p, m, ok := strings.Cut(c.model, "/"); ok && containsProvider(provs, p) {
+		name, modelName = p, m
+	}
+	if c.baseURL != "" {
+		ep := providerConfig{Name: "endpoint", BaseURL: c.baseURL}
+		switch {
+		case isDeepSeek(c.baseURL):
+			ep = builtinDeepSeek()
+			ep.BaseURL = c.baseURL
+		case strings.EqualFold(hostOf(c.baseURL), "api.openai.com"):
+			ep.Name = "openai"
+		}
+		if !c.modelSet && !isDeepSeek(c.baseURL) {
+			return nil, "", fmt.Errorf("--base-url %s needs --model NAME (the model to ask for at that endpoint)", c.baseURL)
+		}
+		provs = append([]providerConfig{ep}, removeProvider(provs, ep.Name)...)
+		if name == "" {
+			name = ep.Name
+		}
+	}
+	if c.apiKeyEnv != "" {
+		// The flag names the key of the endpoint being configured: the
+		// --base-url one, or the default provider.
+		target := name
+		if target == "" {
+			target = provs[0].Name
+		}
+		for i := range provs {
+			if provs[i].Name == target {
+				provs[i].APIKeyEnv = c.apiKeyEnv
+			}
+		}
+	}
+	if modelName == "" {
+		modelName = model.DeepSeekModel
+		if name == "" {
+			name = provs[0].Name
+		}
+		if p := findProvider(provs, name); p != nil && len(p.Models) > 0 && !isDeepSeek(p.BaseURL) {
+			modelName = p.Models[0].Name
+		}
+	}
+	if name == "" {
+		// A bare model name: the first provider that lists it, else the first provider.
+		for _, p := range provs {
+			for _, m := range p.Models {
+				if m.Name == modelName && name == "" {
+					name = p.Name
+				}
+			}
+		}
+		if name == "" {
+			name = provs[0].Name
+		}
+	}
+	p := findProvider(provs, name)
+	if !containsModel(p.Models, modelName) {
+		p.Models = append([]modelConfig{{Name: modelName}}, p.Models...)
+	}
+	return provs, name + "/" + modelName, nil
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+func containsProvider(ps []providerConfig, name string) bool { return findProvider(ps, name) != nil }
+
+func findProvider(ps []providerConfig, name string) *providerConfig {
+	for i := range ps {
+		if ps[i].Name == name {
+			return &ps[i]
+		}
+	}
+	return nil
+}
+
+func removeProvider(ps []providerConfig, name string) []providerConfig {
+	var out []providerConfig
+	for _, p := range ps {
+		if p.Name != name {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func containsModel(ms []modelConfig, name string) bool {
+	for _, m := range ms {
+		if m.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// modelChoices builds the providers. The key variable defaults to
+// DEEPSEEK_API_KEY for DeepSeek and OPENAI_API_KEY elsewhere.
+func (c *config) modelChoices() ([]agent.ModelChoice, string, error) {
+	if strings.HasPrefix(c.model, "script:") {
+		s, err := model.LoadScript(strings.TrimPrefix(c.model, "script:"))
+		if err != nil {
+			return nil, "", err
+		}
+		id := "script:" + filepath.Base(strings.TrimPrefix(c.model, "script:"))
+		return []agent.ModelChoice{{ID: id, Name: id, Description: "a scripted model replaying " + strings.TrimPrefix(c.model, "script:"),
+			Provider: s, ContextWindow: c.contextWindow, Images: c.images}}, id, nil
+	}
+	provs, def, err := c.catalog()
+	if err != nil {
+		return nil, "", err
+	}
+	var out []agent.ModelChoice
+	for _, p := range provs {
+		keyEnv := p.APIKeyEnv
+		if keyEnv == "" {
+			keyEnv = model.OpenAIKeyEnv
+			if isDeepSeek(p.BaseURL) {
+				keyEnv = model.DeepSeekKeyEnv
+			}
+		}
+		for _, m := range p.Models {
+			id := p.Name + "/" + m.Name
+			mc := m
+			if id == def {
+				// Flags describe the model being chosen.
+				if c.contextWindow > 0 {
+					mc.ContextWindow = c.contextWindow
+				}
+				if c.imagesSet {
+					mc.Images = c.images
+				}
+			}
+			maxTokens := mc.MaxTokens
+			if maxTokens == 0 {
+				maxTokens = c.maxTokens
+			}
+			prov, err := model.NewOpenAI(model.OpenAIOptions{
+				BaseURL: p.BaseURL, Model: m.Name, APIKey: os.Getenv(keyEnv), APIKeyEnv: keyEnv,
+				RequireKey: isHosted(p.BaseURL) || p.APIKeyEnv != "", MaxTokens: maxTokens,
+				ContextWindow: mc.ContextWindow, Images: mc.Images, IdleTimeout: c.streamIdleTimeout,
+			})
+			if err != nil {
+				return nil, "", fmt.Errorf("provider %s: %w", p.Name, err)
+			}
+			name := m.DisplayName
+			if name == "" {
+				name = m.Name
+			}
+			choice := agent.ModelChoice{ID: id, Name: name, Description: p.Name + " at " + p.BaseURL,
+				Provider: model.Retry(prov, model.RetryOptions{Retries: retriesOption(c.retries)}), ContextWindow: mc.ContextWindow, Images: mc.Images}
+			if m.Price != nil {
+				choice.Price = &agent.Price{Input: m.Price.Input, CachedInput: m.Price.CachedInput, Output: m.Price.Output, Currency: m.Price.Currency}
+			}
+			out = append(out, choice)
+		}
+	}
+	return out, def, nil
+}
+
+// retriesOption maps the setting (0 or -1: none) to model.RetryOptions,
+// where 0 means the default.
+func retriesOption(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,125 @@
+package mapping
+
+import (
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/session"
+)
+
+// Config option ids: the permission mode (also offered as legacy modes) and
+// the model.
+const (
+	ConfigMode  = "mode"
+	ConfigModel = "model"
+)
+
+// controls translates the session-control events.
+func (t *Translator) controls(ev session.Event) []acp.Update {
+	switch ev.Type {
+	case session.TypeControls:
+		c, err := session.Decode[session.Controls](ev)
+		if err != nil {
+			return nil
+		}
+		// Both views, so clients reading either stay in sync: the legacy
+		// mode when it changed, and always the complete option list.
+		var out []acp.Update
+		if c.Mode != t.mode {
+			t.mode = c.Mode
+			out = append(out, acp.CurrentModeUpdate{CurrentModeID: c.Mode})
+		}
+		return append(out, acp.ConfigOptionUpdate{ConfigOptions: ConfigOptions(c)})
+	case session.TypeCommands:
+		c, err := session.Decode[session.Commands](ev)
+		if err != nil {
+			return nil
+		}
+		cmds := make([]acp.AvailableCommand, 0, len(c.Commands))
+		for _, cmd := range c.Commands {
+			ac := acp.AvailableCommand{Name: cmd.Name, Description: cmd.Description}
+			if cmd.Hint != "" {
+				ac.Input = &acp.CommandInput{Hint: cmd.Hint}
+			}
+			cmds = append(cmds, ac)
+		}
+		return []acp.Update{acp.AvailableCommandsUpdate{AvailableCommands: cmds}}
+	case session.TypePlan:
+		p, err := session.Decode[session.Plan](ev)
+		if err != nil {
+			return nil
+		}
+		entries := make([]acp.PlanEntry, 0, len(p.Entries))
+		for _, e := range p.Entries {
+			prio := e.Priority
+			if prio != "high" && prio != "low" {
+				prio = "medium"
+			}
+			entries = append(entries, acp.PlanEntry{Content: e.Content, Priority: prio, Status: planStatus(e.Status)})
+		}
+		return []acp.Update{acp.Plan{Entries: entries}}
+	case session.TypeTitle:
+		ti, err := session.Decode[session.Title](ev)
+		if err != nil || ti.Title == "" {
+			return nil
+		}
+		u := acp.SessionInfoUpdate{Title: &ti.Title}
+		if ti.UpdatedAt != "" {
+			u.UpdatedAt = &ti.UpdatedAt
+		}
+		return []acp.Update{u}
+	case session.TypeUsage:
+		us, err := session.Decode[session.Usage](ev)
+		if err != nil {
+			return nil
+		}
+		u := acp.UsageUpdate{Used: uint64(max(us.Used, 0)), Size: uint64(max(us.Size, 0))}
+		if us.Currency != "" {
+			u.Cost = &acp.Cost{Amount: us.Cost, Currency: us.Currency}
+		}
+		return []acp.Update{u}
+	}
+	return nil
+}
+
+func planStatus(s string) string {
+	switch s {
+	case "in_progress", "completed":
+		return s
+	}
+	return "pending"
+}
+
+// ConfigOptions is the complete option list for a controls state: the
+// permission mode (category mode) and, when there is a choice, the model
+// (category model). The agent answers session/new, load and
+// set_config_option with it.
+func ConfigOptions(c session.Controls) []acp.ConfigOption {
+	out := []acp.ConfigOption{{
+		ID: ConfigMode, Name: "Permission mode", Category: "mode", Type: "select",
+		Description:  "What tool calls may do without asking",
+		CurrentValue: c.Mode, Options: selectOptions(c.Modes),
+	}}
+	if len(c.Models) > 0 {
+		out = append(out, acp.ConfigOption{
+			ID: ConfigModel, Name: "Model", Category: "model", Type: "select",
+			CurrentValue: c.Model, Options: selectOptions(c.Models),
+		})
+	}
+	return out
+}
+
+// ModeState is the legacy modes view of the permission mode.
+func ModeState(c session.Controls) *acp.SessionModeState {
+	st := &acp.SessionModeState{CurrentModeID: c.Mode, AvailableModes: make([]acp.SessionMode, 0, len(c.Modes))}
+	for _, m := range c.Modes {
+		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: m.ID, Name: m.Name, Description: m.Description})
+	}
+	return st
+}
+
+func selectOptions(cs []session.Choice) []acp.ConfigSelectOption {
+	out := make([]acp.ConfigSelectOption, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, acp.ConfigSelectOption{Value: c.ID, Name: c.Name, Description: c.Description})
+	}
+	return out
+}

@@ -1,0 +1,141 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrorKind classifies a failed model request; it decides whether the
+// request is worth retrying and what the user is told.
+type ErrorKind string
+
+const (
+	ErrAuth           ErrorKind = "auth"            // 401/403, or no key where one is required
+	ErrQuota          ErrorKind = "quota"           // 402: out of credit; waiting does not help
+	ErrRateLimit      ErrorKind = "rate_limit"      // 429
+	ErrServer         ErrorKind = "server"          // 5xx, or an error event inside the stream
+	ErrTransport      ErrorKind = "transport"       // connection refused, reset, cut mid-stream
+	ErrStalled        ErrorKind = "stalled"         // no byte for the idle timeout
+	ErrContextWindow  ErrorKind = "context_window"  // the conversation no longer fits
+	ErrInvalidRequest ErrorKind = "invalid_request" // other 4xx: the request itself is wrong
+	ErrMalformed      ErrorKind = "malformed"       // the response could not be understood
+)
+
+// Error is a failed model request.
+type Error struct {
+	Kind   ErrorKind
+	Status int    // HTTP status, 0 when none
+	Msg    string // what the endpoint (or transport) said
+	// Hint tells the user what to do, e.g. which variable to set.
+	Hint string
+	// RetryAfter is the server's Retry-After, 0 when absent.
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	switch e.Kind {
+	case ErrAuth:
+		if e.Status == 0 {
+			b.WriteString("the model endpoint needs an API key")
+		} else {
+			b.WriteString("the model endpoint refused the API key")
+		}
+	case ErrQuota:
+		b.WriteString("the model account is out of credit")
+	case ErrRateLimit:
+		b.WriteString("the model endpoint is rate limiting requests")
+	case ErrServer:
+		b.WriteString("the model endpoint failed")
+	case ErrTransport:
+		b.WriteString("could not reach the model endpoint")
+	case ErrStalled:
+		b.WriteString("the model stream stalled")
+	case ErrContextWindow:
+		b.WriteString("the conversation is longer than the model's context window")
+	case ErrInvalidRequest:
+		b.WriteString("the model endpoint rejected the request")
+	default:
+		b.WriteString("the model response could not be read")
+	}
+	if e.Status != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
+	}
+	if e.Msg != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Msg)
+	}
+	if e.Hint != "" {
+		b.WriteString(". ")
+		b.WriteString(e.Hint)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports whether the same request may succeed later.
+func (e *Error) Retryable() bool {
+	switch e.Kind {
+	case ErrRateLimit, ErrServer, ErrTransport, ErrStalled:
+		return true
+	}
+	return false
+}
+
+// IsRetryable reports whether err is a model error worth retrying.
+func IsRetryable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Retryable()
+}
+
+// kindForStatus maps an HTTP status to an error kind.
+func kindForStatus(status int, msg string) ErrorKind {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ErrAuth
+	case status == http.StatusPaymentRequired:
+		return ErrQuota
+	case status == http.StatusTooManyRequests:
+		return ErrRateLimit
+	case status == http.StatusRequestTimeout || status >= 500:
+		return ErrServer
+	case contextWindowMessage(msg):
+		return ErrContextWindow
+	}
+	return ErrInvalidRequest
+}
+
+// contextWindowMessage spots the usual wording of "prompt too long" errors
+// (OpenAI "context_length_exceeded", DeepSeek and vLLM "maximum context length").
+func contextWindowMessage(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "context length") || strings.Contains(m, "context_length") ||
+		strings.Contains(m, "context window") || strings.Contains(m, "too many tokens")
+}
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+// Anything else, or a time in the past, is 0.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		return time.Duration(n * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

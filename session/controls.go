@@ -1,0 +1,78 @@
+package session
+
+// Event types of the session controls: modes, model choice, commands, the
+// plan, the title and token usage.
+const (
+	TypeControls     = "controls"      // Controls: the permission mode or the model changed
+	TypeCommands     = "commands"      // Commands; transient, re-sent after new and load
+	TypePlan         = "plan"          // Plan: the whole plan, replaced each time
+	TypeTitle        = "title"         // Title
+	TypeUsage        = "usage"         // Usage: after each model call
+	TypeContextReset = "context/reset" // ContextReset: /clear or /compact replaced the model's context
+)
+
+// Choice is one value of a select control.
+type Choice struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// Controls is the complete state of the session's selectable settings, so
+// that one event is enough to redraw them (live and on replay).
+type Controls struct {
+	Mode   string   `json:"mode"`
+	Modes  []Choice `json:"modes"`
+	Model  string   `json:"model,omitempty"`
+	Models []Choice `json:"models,omitempty"`
+}
+
+// Command is one slash command the session offers.
+type Command struct {
+	Name        string `json:"name"` // without the slash
+	Description string `json:"description"`
+	Hint        string `json:"hint,omitempty"` // placeholder for the argument, if it takes one
+}
+
+// Commands is the full command catalog.
+type Commands struct {
+	Commands []Command `json:"commands"`
+}
+
+// PlanEntry is one item of the plan (todo_write).
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`             // pending | in_progress | completed
+	Priority string `json:"priority,omitempty"` // high | medium | low; default medium
+}
+
+// Plan is the whole plan.
+type Plan struct {
+	Entries []PlanEntry `json:"entries"`
+}
+
+// Title names the session.
+type Title struct {
+	Title     string `json:"title"`
+	UpdatedAt string `json:"updatedAt,omitempty"` // RFC 3339
+}
+
+// Usage is the session's context size after a model call, and what the
+// session has cost so far when prices are configured.
+type Usage struct {
+	Used         int     `json:"used"` // tokens in the context now
+	Size         int     `json:"size"` // the model's context window
+	InputTokens  int     `json:"inputTokens,omitempty"`
+	OutputTokens int     `json:"outputTokens,omitempty"`
+	Cost         float64 `json:"cost,omitempty"` // cumulative
+	Currency     string  `json:"currency,omitempty"`
+	Estimated    bool    `json:"estimated,omitempty"`
+}
+
+// ContextReset records that the model's context was replaced: emptied by
+// /clear, or by a summary for /compact. History rebuilt from the log starts
+// over here.
+type ContextReset struct {
+	Reason  string `json:"reason"` // "clear" | "compact"
+	Summary string `json:"summary,omitempty"`
+}

@@ -13,3 +13,5 @@ require (
 require github.com/coder/acp-go-sdk v0.13.0
 
 require go.yaml.in/yaml/v3 v3.0.6
+
+require go.uber.org/goleak v1.3.0

@@ -26,6 +26,7 @@ type editor struct {
 	rpc  *jsonrpc2.Conn
 	mu   sync.Mutex
 	upds []acp.Update
+	sids []string // the session of each update
 	// permission answers session/request_permission; nil selects "allow-once".
 	permission func(*acp.RequestPermissionRequest) acp.RequestPermissionResponse
 }
@@ -44,6 +45,7 @@ func newEditor(t *testing.T, o Options) *editor {
 		ag.Shutdown()
 		conn.Close()
 		conn.Wait()
+		outW.Close() // ends the editor's read loop
 	})
 	return e
 }
@@ -63,6 +65,7 @@ func (e *editor) Handle(ctx context.Context, c *jsonrpc2.Conn, req *jsonrpc2.Req
 		}
 		e.mu.Lock()
 		e.upds = append(e.upds, n.Update)
+		e.sids = append(e.sids, n.SessionID)
 		e.mu.Unlock()
 	case acp.MethodSessionRequestPermission:
 		var r acp.RequestPermissionRequest

@@ -177,37 +177,57 @@ func (c *conn) send(v any, deliberate bool) error {
 }
 
 func (c *conn) sendRaw(line []byte, deliberate bool) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.trace.add(acpschema.ToAgent, line, deliberate)
-	_, err := c.p.Stdin.Write(append(append([]byte(nil), line...), '\n'))
+	_, err := c.sendEntry(line, deliberate)
 	return err
 }
 
-// request sends a request and returns a channel for its response. The id
-// is the suite's own counter.
-func (c *conn) request(method string, params any, deliberate bool) (string, <-chan *Msg, error) {
+// sendEntry writes a line and returns its trace entry, recorded before the
+// write so nothing the agent answers can precede it in the trace.
+func (c *conn) sendEntry(line []byte, deliberate bool) (*Entry, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	e := c.trace.add(acpschema.ToAgent, line, deliberate)
+	_, err := c.p.Stdin.Write(append(append([]byte(nil), line...), '\n'))
+	return e, err
+}
+
+// sent is a request on its way: its id, its trace entry and where its
+// response will arrive.
+type sent struct {
+	id  string
+	seq int
+	ch  <-chan *Msg
+}
+
+// request sends a request with the suite's next id.
+func (c *conn) request(method string, params any, deliberate bool) (sent, error) {
 	c.wmu.Lock()
 	c.next++
 	id := strconv.Itoa(c.next)
 	c.wmu.Unlock()
-	ch, err := c.requestID(json.RawMessage(id), method, params, deliberate)
-	return id, ch, err
+	m := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method}
+	if params != nil {
+		m["params"] = params
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return sent{}, err
+	}
+	return c.requestLine(json.RawMessage(id), b, deliberate)
 }
 
-func (c *conn) requestID(id json.RawMessage, method string, params any, deliberate bool) (<-chan *Msg, error) {
+// requestLine sends a request line (the suite's, or a scenario's with its
+// own id) and registers for its response.
+func (c *conn) requestLine(id json.RawMessage, line []byte, deliberate bool) (sent, error) {
 	ch := make(chan *Msg, 1)
 	c.pmu.Lock()
 	c.pending[idKey(id)] = ch
 	c.pmu.Unlock()
-	m := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
-	if params != nil {
-		m["params"] = params
+	e, err := c.sendEntry(line, deliberate)
+	if err != nil {
+		return sent{}, err
 	}
-	if err := c.send(m, deliberate); err != nil {
-		return nil, err
-	}
-	return ch, nil
+	return sent{id: idKey(id), seq: e.Seq, ch: ch}, nil
 }
 
 // errNoResponse: the agent did not answer in time or exited.
@@ -242,11 +262,11 @@ func (c *conn) call(ctx context.Context, method string, params any, timeout time
 // callAs is call with the deliberate mark: a message outside the schema on
 // purpose, which the client-side schema self-check skips.
 func (c *conn) callAs(ctx context.Context, method string, params any, timeout time.Duration, deliberate bool) (*Msg, error) {
-	_, ch, err := c.request(method, params, deliberate)
+	req, err := c.request(method, params, deliberate)
 	if err != nil {
 		return nil, err
 	}
-	return c.await(ctx, ch, timeout)
+	return c.await(ctx, req.ch, timeout)
 }
 
 func (c *conn) notify(method string, params any, deliberate bool) error {
@@ -322,16 +342,4 @@ func absCommand(argv []string) []string {
 		out[0] = a
 	}
 	return out
-}
-
-// requestIDRaw sends a request line written by a scenario, keeping its id.
-func (c *conn) requestIDRaw(id json.RawMessage, line []byte) (<-chan *Msg, error) {
-	ch := make(chan *Msg, 1)
-	c.pmu.Lock()
-	c.pending[idKey(id)] = ch
-	c.pmu.Unlock()
-	if err := c.sendRaw(line, false); err != nil {
-		return nil, err
-	}
-	return ch, nil
 }

@@ -247,11 +247,11 @@ func (p *player) run(ctx context.Context, script []string) error {
 			continue
 		}
 		if m.IsRequest() {
-			ch, err := p.c.requestIDRaw(m.ID, []byte(line))
+			req, err := p.c.requestLine(m.ID, []byte(line), false)
 			if err != nil {
 				return err
 			}
-			p.pending[idKey(m.ID)] = ch
+			p.pending[req.id] = req.ch
 			if !async {
 				if err := p.await(ctx, idKey(m.ID)); err != nil {
 					return err

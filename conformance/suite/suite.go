@@ -371,12 +371,12 @@ func (s *suite) handshake(ctx context.Context) {
 		}{"session/prompt", map[string]any{"sessionId": sid, "prompt": "not an array"}})
 	}
 	for _, b := range bad {
-		_, ch, err := r.c.request(b.method, b.params, true)
+		req, err := r.c.request(b.method, b.params, true)
 		if err != nil {
 			s.fail(CheckBadParams, name, nil, "%s: %v", b.method, err)
 			continue
 		}
-		m, err := r.c.await(ctx, ch, s.cfg.Timeout)
+		m, err := r.c.await(ctx, req.ch, s.cfg.Timeout)
 		raw, _ := json.Marshal(b.params)
 		switch {
 		case err != nil:

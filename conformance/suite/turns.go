@@ -24,14 +24,14 @@ type turnResult struct {
 // response are located in the trace for the window checks.
 func (r *run) prompt(ctx context.Context, session, text string) *turnResult {
 	tr := &turnResult{session: session}
-	id, ch, err := r.c.request("session/prompt", textPrompt(session, text), false)
+	req, err := r.c.request("session/prompt", textPrompt(session, text), false)
 	if err != nil {
 		tr.err = err
 		return tr
 	}
-	tr.reqSeq = r.c.trace.Len()
-	tr.resp, tr.err = r.c.await(ctx, ch, r.s.cfg.TurnTimeout)
-	tr.respSeq = r.responseSeq(id)
+	tr.reqSeq = req.seq
+	tr.resp, tr.err = r.c.await(ctx, req.ch, r.s.cfg.TurnTimeout)
+	tr.respSeq = r.responseSeq(req.id)
 	return tr
 }
 
@@ -167,12 +167,12 @@ func (r *run) cancelTurn(ctx context.Context) {
 		return
 	}
 	r.ed.hold(sid) // permission requests of this turn wait for the cancel
-	id, ch, err := r.c.request("session/prompt", textPrompt(sid, s.cfg.CancelPrompt), false)
+	req, err := r.c.request("session/prompt", textPrompt(sid, s.cfg.CancelPrompt), false)
 	if err != nil {
 		s.fail(CheckCancel, r.name, nil, "session/prompt: %v", err)
 		return
 	}
-	reqSeq := r.c.trace.Len()
+	id, ch, reqSeq := req.id, req.ch, req.seq
 	// Cancel once the turn shows life (an update or a request), or after
 	// CancelAfter if it stays silent.
 	r.c.waitFor(ctx, s.cfg.CancelAfter, func(es []*Entry) bool {
@@ -196,8 +196,10 @@ func (r *run) cancelTurn(ctx context.Context) {
 		s.skip(CheckAfterCancel, "the turn was not cancelled")
 		return
 	}
-	_ = r.c.notify("session/cancel", map[string]any{"sessionId": sid}, false)
-	cancelSeq := r.c.trace.Len()
+	cancelSeq := 0
+	if e, err := r.c.sendEntry(mustJSON(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}}), false); err == nil {
+		cancelSeq = e.Seq
+	}
 	r.ed.release(sid)
 	resp, err := r.c.await(ctx, ch, s.cfg.TurnTimeout)
 	if err != nil {
@@ -259,6 +261,14 @@ func (r *run) cancelTurn(ctx context.Context) {
 	default:
 		s.pass(CheckAfterCancel, "answered %s", short(string(after.resp.Result), 80))
 	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps of plain values are marshalled here
+	}
+	return b
 }
 
 // openCards returns the tool calls of session not yet completed or failed.
@@ -387,12 +397,12 @@ func canonical(raw json.RawMessage) string {
 // checkLoad loads the session of the live turn and compares the replay.
 func (r *run) checkLoad(ctx context.Context, live *turnResult, prompt string) {
 	s := r.s
-	id, ch, err := r.c.request("session/load", map[string]any{"sessionId": live.session, "cwd": s.cfg.Workspace, "mcpServers": []any{}}, false)
+	req, err := r.c.request("session/load", map[string]any{"sessionId": live.session, "cwd": s.cfg.Workspace, "mcpServers": []any{}}, false)
 	if err != nil {
 		s.fail(CheckLoadReplay, r.name, nil, "session/load: %v", err)
 		return
 	}
-	reqSeq := r.c.trace.Len()
+	id, ch, reqSeq := req.id, req.ch, req.seq
 	resp, err := r.c.await(ctx, ch, s.cfg.TurnTimeout)
 	if err != nil {
 		s.fail(CheckLoadReplay, r.name, nil, "session/load: %v; %s", err, r.stderrTail())

@@ -18,12 +18,12 @@ import (
 //
 //   - the comment says what it checks;
 //   - "client": the client's messages, one JSON-RPC message a line, with
-//     $CWD (the workspace) and $SESSION (the last session id the agent
-//     returned) substituted, and directives: "!async" (do not wait for the
-//     next request's response), "!wait update", "!wait request METHOD",
-//     "!wait response ID", "!sleep DURATION", "!hold" (permission requests
-//     of $SESSION wait until a session/cancel is sent, then answer
-//     cancelled);
+//     $CWD (the workspace) and $SESSION, $SESSION2… (the session ids the
+//     agent returned, in order) substituted, and directives: "!async" (do
+//     not wait for the next request's response), "!wait update", "!wait
+//     request METHOD", "!wait response ID", "!sleep DURATION", "!hold"
+//     (permission requests of the last session wait until a session/cancel
+//     is sent, then answer cancelled);
 //   - "answers": scripted replies to the agent's requests, one
 //     {"method", "result"|"error"} a line, used in order per method; without
 //     one the emulated editor answers;
@@ -50,6 +50,12 @@ func (r *ScenarioResult) OK() bool { return r.Diff == "" && len(r.Offences) == 0
 // RunScenario replays archive a (named name) against the agent argv. With
 // update, a differing agent section is rewritten in a.
 func RunScenario(ctx context.Context, name string, a *Archive, argv []string, schema *acpschema.Schema, update bool) (*ScenarioResult, error) {
+	return runScenario(ctx, name, a, argv, func(args []string) Launcher { return Command(args, nil) }, schema, update)
+}
+
+// runScenario is RunScenario with the way to launch an agent injected, so
+// the suite's tests can replay scenarios against an in-memory agent.
+func runScenario(ctx context.Context, name string, a *Archive, argv []string, launch func([]string) Launcher, schema *acpschema.Schema, update bool) (*ScenarioResult, error) {
 	ws, err := NewWorkspace()
 	if err != nil {
 		return nil, err
@@ -93,7 +99,7 @@ func RunScenario(ctx context.Context, name string, a *Archive, argv []string, sc
 	caps := capsOf(script)
 	ed := newEditor(caps, ws)
 	ed.answers = answers
-	c, err := dial(ctx, Command(args, nil), ed.serve)
+	c, err := dial(ctx, launch(args), ed.serve)
 	if err != nil {
 		return nil, err
 	}
@@ -196,11 +202,25 @@ type player struct {
 	pending  map[string]<-chan *Msg
 }
 
+// session is the last session the agent created: the one !hold means.
 func (p *player) session() string {
 	if len(p.sessions) == 0 {
 		return ""
 	}
 	return p.sessions[len(p.sessions)-1]
+}
+
+// substitute fills in $CWD and the session ids: $SESSION is the first
+// session, $SESSION2 the second, and so on, as in the agent section.
+func (p *player) substitute(line string) string {
+	line = strings.ReplaceAll(line, "$CWD", p.ws)
+	for i := len(p.sessions); i >= 2; i-- { // $SESSION12 before $SESSION1
+		line = strings.ReplaceAll(line, fmt.Sprintf("$SESSION%d", i), p.sessions[i-1])
+	}
+	if len(p.sessions) > 0 {
+		line = strings.ReplaceAll(line, "$SESSION", p.sessions[0])
+	}
+	return line
 }
 
 func (p *player) learn(m *Msg) {
@@ -236,8 +256,7 @@ func (p *player) run(ctx context.Context, script []string) error {
 			}
 			continue
 		}
-		line = strings.ReplaceAll(line, "$CWD", p.ws)
-		line = strings.ReplaceAll(line, "$SESSION", p.session())
+		line = p.substitute(line)
 		var m Msg
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			// Not JSON on purpose: the agent sees the raw line.

@@ -24,6 +24,9 @@ type Config struct {
 	Prompt string
 	// CancelPrompt starts the turn that is cancelled; it should take a while.
 	CancelPrompt string
+	// AuthMethod, when set, is sent as authenticate {methodId} after every
+	// initialize, for agents that require a login before session/new.
+	AuthMethod string
 	// Workspace is the session cwd; "" makes a scratch directory with a
 	// README.md and a main.go. Either way it must be absolute.
 	Workspace string
@@ -221,13 +224,25 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// initialize sends initialize with the run's capabilities.
+// initialize sends initialize with the run's capabilities, then
+// authenticate when the suite was given an auth method.
 func (r *run) initialize(ctx context.Context, version int) (*Msg, error) {
-	return r.c.call(ctx, "initialize", map[string]any{
+	m, err := r.c.call(ctx, "initialize", map[string]any{
 		"protocolVersion":    version,
 		"clientCapabilities": r.caps.JSON(),
 		"clientInfo":         map[string]any{"name": "acp-conform", "title": "ACP conformance suite", "version": "1"},
 	}, r.s.cfg.Timeout)
+	if err != nil || m.Error != nil || r.s.cfg.AuthMethod == "" {
+		return m, err
+	}
+	a, err := r.c.call(ctx, "authenticate", map[string]any{"methodId": r.s.cfg.AuthMethod}, r.s.cfg.Timeout)
+	if err == nil && a.Error != nil {
+		err = fmt.Errorf("authenticate %q: %w", r.s.cfg.AuthMethod, a.Error)
+	}
+	if err != nil {
+		r.s.log.Warn("authenticate failed", "run", r.name, "err", err)
+	}
+	return m, nil
 }
 
 // entryOf finds the trace entry of a received message, for offences.

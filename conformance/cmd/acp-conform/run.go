@@ -48,6 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		prompt      = fl.String("prompt", suite.DefaultPrompt, "the main turn's prompt; it should make the agent use tools")
 		cancel      = fl.String("cancel-prompt", suite.DefaultCancelPrompt, "the prompt of the turn that is cancelled; it should take a while")
 		cancelAfter = fl.Duration("cancel-after", 2*time.Second, "cancel this long after the prompt if the agent sent nothing before")
+		auth        = fl.String("auth", "", "call authenticate with this method id after initialize")
 		workspace   = fl.String("workspace", "", "the session cwd (default: a scratch directory with README.md and main.go)")
 		timeout     = fl.Duration("timeout", 30*time.Second, "the time one request may take")
 		turnTimeout = fl.Duration("turn-timeout", 120*time.Second, "the time one prompt turn may take")
@@ -102,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rep, err := suite.Run(ctx, suite.Config{
 		Launch: suite.Command(argv, nil), Agent: argv, Caps: caps,
 		Prompt: *prompt, CancelPrompt: *cancel, CancelAfter: *cancelAfter,
-		Workspace: *workspace, Timeout: *timeout, TurnTimeout: *turnTimeout,
+		AuthMethod: *auth, Workspace: *workspace, Timeout: *timeout, TurnTimeout: *turnTimeout,
 		Schema: schema, Transcripts: *transcripts, Logger: logger,
 	})
 	if err != nil {

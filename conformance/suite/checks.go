@@ -7,6 +7,7 @@ const (
 	CheckUnknownMethod   = "rpc.unknown-method"
 	CheckUnknownNotif    = "rpc.unknown-notification"
 	CheckBadParams       = "rpc.bad-params"
+	CheckParseError      = "rpc.parse-error"
 	CheckSessionNew      = "session.new"
 	CheckRelativeCwd     = "session.relative-cwd"
 	CheckUnknownSession  = "prompt.unknown-session"
@@ -39,6 +40,7 @@ var Checks = []CheckDef{
 	{CheckUnknownMethod, Mandatory, "unknown methods, plain and _-prefixed, get -32601"},
 	{CheckUnknownNotif, Mandatory, "unknown notifications, plain and _-prefixed, are ignored and the agent keeps serving"},
 	{CheckBadParams, Mandatory, "requests with ill-typed params get -32602"},
+	{CheckParseError, Advisory, "a line that is not JSON gets -32700 with id null, and the agent keeps serving"},
 	{CheckSessionNew, Mandatory, "session/new with an absolute cwd returns a session id"},
 	{CheckRelativeCwd, Mandatory, "session/new with a relative cwd is rejected with -32602"},
 	{CheckUnknownSession, Advisory, "session/prompt for an unknown session is an error"},

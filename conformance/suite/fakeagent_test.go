@@ -32,6 +32,7 @@ type fakeAgent struct {
 	noLoad             bool // do not advertise loadSession
 	extraCancelReply   bool // answer the cancelled prompt twice
 	untitledPermission bool // ask permission for an unseen tool call without a title
+	silentParse        bool // ignore lines that are not JSON
 }
 
 func (f *fakeAgent) launcher() Launcher {
@@ -114,6 +115,9 @@ func (s *fakeSession) serve(r io.Reader) {
 	for sc.Scan() {
 		var m Msg
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			if !s.f.silentParse {
+				s.fail(nil, -32700, "parse error")
+			}
 			continue
 		}
 		if m.IsResponse() {

@@ -360,12 +360,33 @@ func (s *suite) handshake(ctx context.Context) {
 		}
 	}
 
+	// A line that is not JSON: -32700 with a null id, and no crash.
+	before = r.c.trace.Len()
+	_ = r.c.sendRaw([]byte(`{"jsonrpc":"2.0","id":`), true)
+	r.c.quiet(ctx, s.cfg.Grace, s.cfg.Timeout)
+	parseAnswered := false
+	for _, e := range r.c.trace.Entries()[before:] {
+		if e.Dir == acpschema.FromAgent && e.Msg != nil && e.Msg.IsResponse() && !hasID(e.Msg.ID) {
+			parseAnswered = true
+			if e.Msg.Error == nil || e.Msg.Error.Code != -32700 {
+				s.fail(CheckParseError, name, e, "want error -32700 for a line that is not JSON")
+			}
+		}
+	}
+	if !parseAnswered {
+		s.fail(CheckParseError, name, nil, "no -32700 error (id null) for a line that is not JSON")
+	}
+
 	sid, sm, err := r.newSession(ctx)
 	if err != nil {
 		s.fail(CheckSessionNew, name, r.entryOf(sm), "session/new: %v", err)
 		s.fail(CheckUnknownNotif, name, nil, "the agent did not serve session/new after the unknown notifications: %v", err)
+		s.fail(CheckParseError, name, nil, "the agent did not serve session/new after a line that is not JSON: %v", err)
 	} else {
 		s.pass(CheckSessionNew, "session %s", sid)
+		if parseAnswered {
+			s.pass(CheckParseError, "-32700, then session/new still served")
+		}
 		if !answered {
 			s.pass(CheckUnknownNotif, "ignored; session/new still served")
 		}

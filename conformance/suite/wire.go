@@ -100,11 +100,12 @@ func (t *Trace) add(dir acpschema.Direction, line []byte, deliberate bool) *Entr
 	return e
 }
 
-// Entries returns a snapshot of the entries so far.
+// Entries returns the entries so far. The trace only ever appends, so the
+// capped slice is a stable snapshot without a copy.
 func (t *Trace) Entries() []*Entry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]*Entry(nil), t.entries...)
+	return t.entries[:len(t.entries):len(t.entries)]
 }
 
 // Len is the number of entries so far.
@@ -118,7 +119,7 @@ func (t *Trace) Len() int {
 func (t *Trace) wait() ([]*Entry, <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]*Entry(nil), t.entries...), t.changed
+	return t.entries[:len(t.entries):len(t.entries)], t.changed
 }
 
 // update is the decoded params of a session/update notification.

@@ -247,7 +247,22 @@ func (s *fakeSession) prompt(m *Msg, p map[string]json.RawMessage) {
 		t.cancel = cancel
 		s.mu.Unlock()
 		s.update(sid, chunk("1"), true)
-		s.update(sid, map[string]any{"sessionUpdate": "tool_call", "toolCallId": "slow", "title": "sleep 100", "kind": "execute", "status": "in_progress"}, true)
+		s.update(sid, map[string]any{"sessionUpdate": "tool_call", "toolCallId": "slow", "title": "sleep 100", "kind": "execute", "status": "pending"}, true)
+		// A permission request the user never answers: the client must
+		// answer it "cancelled" once it cancels the turn.
+		res := s.call("session/request_permission", map[string]any{"sessionId": sid,
+			"toolCall": map[string]any{"toolCallId": "slow"},
+			"options":  []any{map[string]any{"optionId": "yes", "name": "Allow", "kind": "allow_once"}}})
+		var out struct {
+			Outcome struct {
+				Outcome string `json:"outcome"`
+			} `json:"outcome"`
+		}
+		json.Unmarshal(res, &out)
+		if out.Outcome.Outcome != "cancelled" {
+			s.reply(m.ID, map[string]any{"stopReason": "end_turn"}) // the turn went on: prompt.cancel must see it
+			return
+		}
 		<-cancel
 		s.update(sid, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "slow", "status": "failed"}, true)
 		if f.cancelError {

@@ -54,6 +54,7 @@ const fakeScenario = `A tool turn against the fake agent, with a scripted fs ans
 {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":false,"_meta":{"terminal_output":true}}}}
 {"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"$CWD","mcpServers":[]}}
 {"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"$CWD","mcpServers":[]}}
+!hold
 !async
 {"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"$SESSION2","prompt":[{"type":"text","text":"Count"}]}}
 !wait update

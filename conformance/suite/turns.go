@@ -196,11 +196,13 @@ func (r *run) cancelTurn(ctx context.Context) {
 		s.skip(CheckAfterCancel, "the turn was not cancelled")
 		return
 	}
-	cancelSeq := 0
-	if e, err := r.c.sendEntry(mustJSON(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}}), false); err == nil {
-		cancelSeq = e.Seq
-	}
+	ce, err := r.c.sendEntry(mustJSON(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}}), false)
 	r.ed.release(sid)
+	if err != nil {
+		s.fail(CheckCancel, r.name, nil, "session/cancel could not be sent: %v; %s", err, r.stderrTail())
+		return
+	}
+	cancelSeq := ce.Seq
 	resp, err := r.c.await(ctx, ch, s.cfg.TurnTimeout)
 	if err != nil {
 		s.fail(CheckCancel, r.name, nil, "no answer to the cancelled prompt: %v; %s", err, r.stderrTail())

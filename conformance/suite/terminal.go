@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -82,10 +83,10 @@ func (ts *terminals) serve(ctx context.Context, method string, p map[string]json
 		defer t.mu.Unlock()
 		return t.exit, nil
 	case "terminal/kill":
-		_ = t.cmd.Process.Kill()
+		killGroup(t.cmd)
 		return struct{}{}, nil
 	case "terminal/release":
-		_ = t.cmd.Process.Kill()
+		killGroup(t.cmd)
 		ts.mu.Lock()
 		delete(ts.byID, id)
 		ts.mu.Unlock()
@@ -129,6 +130,10 @@ func (ts *terminals) create(p map[string]json.RawMessage) (any, *RPCError) {
 		}
 		cmd.Env = env
 	}
+	ownGroup(cmd)
+	// Children may keep the output pipe open after a kill; Wait gives up on
+	// them after this long instead of hanging the terminal.
+	cmd.WaitDelay = time.Second
 	t := &terminal{cmd: cmd, limit: req.Limit, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = t, t
 	if err := cmd.Start(); err != nil {
@@ -165,7 +170,7 @@ func (ts *terminals) closeAll() {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	for id, t := range ts.byID {
-		_ = t.cmd.Process.Kill()
+		killGroup(t.cmd)
 		delete(ts.byID, id)
 	}
 }

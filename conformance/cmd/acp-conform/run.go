@@ -39,6 +39,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fl.PrintDefaults()
+		fmt.Fprintln(stderr, "\nChecks:")
+		for _, c := range suite.Checks {
+			fmt.Fprintf(stderr, "  %-32s %-9s  %s\n", c.ID, c.Level, c.Description)
+		}
 	}
 	var (
 		fs          = fl.Bool("fs", true, "advertise fs.readTextFile and fs.writeTextFile")

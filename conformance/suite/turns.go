@@ -361,7 +361,9 @@ func buildView(es []*Entry) *transcriptView {
 				v.order = append(v.order, id)
 			}
 			if u.kind == "tool_call" {
-				c.fields = map[string]json.RawMessage{"status": json.RawMessage(`"pending"`)}
+				// Zed applies a repeated tool_call as an update whose
+				// missing status means pending.
+				c.fields["status"] = json.RawMessage(`"pending"`)
 			}
 			for k, val := range u.fields {
 				if k != "_meta" && k != "sessionUpdate" {

@@ -33,6 +33,7 @@ type fakeAgent struct {
 	extraCancelReply   bool // answer the cancelled prompt twice
 	untitledPermission bool // ask permission for an unseen tool call without a title
 	silentParse        bool // ignore lines that are not JSON
+	replayFailed       bool // replay completed cards as failed
 }
 
 func (f *fakeAgent) launcher() Launcher {
@@ -196,6 +197,9 @@ func (s *fakeSession) handle(m *Msg) {
 		for _, raw := range t.log {
 			var u map[string]any
 			json.Unmarshal(raw, &u)
+			if f.replayFailed && u["status"] == "completed" {
+				u["status"] = "failed"
+			}
 			if f.badReplay && u["sessionUpdate"] == "agent_message_chunk" {
 				u["content"] = map[string]any{"type": "text", "text": "something else"}
 			}

@@ -53,6 +53,7 @@ func TestSuiteCatchesDefects(t *testing.T) {
 		{"relative diff path", fakeAgent{relativeDiff: true}, []string{CheckPathsAbsolute}},
 		{"output after exit", fakeAgent{outputAfterExit: true}, []string{CheckTermSequence}},
 		{"replay differs", fakeAgent{badReplay: true}, []string{CheckLoadReplay}},
+		{"replayed card status differs", fakeAgent{replayFailed: true}, []string{CheckLoadReplay}},
 		{"answers notifications", fakeAgent{answerNotice: true}, []string{CheckUnknownNotif, CheckResponses}},
 		{"unknown method succeeds", fakeAgent{unknownMethodOK: true}, []string{CheckUnknownMethod}},
 		{"permission without title", fakeAgent{untitledPermission: true}, []string{CheckPermTitle}},

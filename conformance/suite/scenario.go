@@ -20,7 +20,7 @@ import (
 //   - "client": the client's messages, one JSON-RPC message a line, with
 //     $CWD (the workspace) and $SESSION, $SESSION2… (the session ids the
 //     agent returned, in order) substituted, and directives: "!async" (do
-//     not wait for the next request's response), "!wait update", "!wait
+//     not wait for the next request's response), "!wait update [KIND]", "!wait
 //     request METHOD", "!wait response ID", "!sleep DURATION", "!hold"
 //     (permission requests of the last session wait until a session/cancel
 //     is sent, then answer cancelled);
@@ -113,7 +113,9 @@ func runScenario(ctx context.Context, name string, a *Archive, argv []string, la
 	}
 
 	es := c.trace.Entries()
-	res := &ScenarioResult{Name: name, Got: normalize(es, ws)}
+	// The scenario directory is a fresh temp dir: an agent that echoes a
+	// path under it (a script file, say) must not make the golden unstable.
+	res := &ScenarioResult{Name: name, Got: strings.ReplaceAll(normalize(es, ws), scDir, "$SCENARIO")}
 	want, _ := a.File("agent")
 	res.Want = string(want)
 	if d := lineDiff(res.Want, res.Got); d != "" {
@@ -320,11 +322,26 @@ func (p *player) directive(ctx context.Context, f []string, async *bool) error {
 			return err
 		}
 		time.Sleep(d)
-	case f[0] == "wait" && len(f) == 2 && f[1] == "update":
+	case f[0] == "wait" && (len(f) == 2 || len(f) == 3) && f[1] == "update":
 		// An update already received since the last message sent counts.
+		// "!wait update KIND" waits for that sessionUpdate kind only, so
+		// bookkeeping updates (commands, titles) do not satisfy it.
 		from = p.lastSent()
-		if !fromAgent(func(e *Entry) bool { return e.Msg.Method == "session/update" }) {
-			return fmt.Errorf("no session/update within %v", p.timeout)
+		if !fromAgent(func(e *Entry) bool {
+			if e.Msg.Method != "session/update" {
+				return false
+			}
+			if len(f) == 2 {
+				return true
+			}
+			var n struct {
+				Update struct {
+					Kind string `json:"sessionUpdate"`
+				} `json:"update"`
+			}
+			return json.Unmarshal(e.Msg.Params, &n) == nil && n.Update.Kind == f[2]
+		}) {
+			return fmt.Errorf("no session/update %s within %v", strings.Join(f[2:], ""), p.timeout)
 		}
 	case f[0] == "wait" && len(f) == 3 && f[1] == "request":
 		from = p.lastSent()

@@ -224,9 +224,8 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 func (s *Session) runTool(ctx context.Context, tc model.ToolCall) registry.Result {
 	s.emit(ctx, session.New(session.TypeToolCall, session.ToolCall{CallID: tc.ID, Name: tc.Name, Args: tc.Arguments}))
 	call := &registry.Call{ID: tc.ID, Name: tc.Name, Args: tc.Arguments, Cwd: s.cwd, Roots: s.roots}
-	call.Output = func(b []byte) {
-		s.emit(ctx, session.New(session.TypeToolOutput, session.ToolOutput{CallID: tc.ID, Data: string(b)}))
-	}
+	out := s.liveOutput(ctx, tc.ID) // coalesced; closed before the result is logged
+	call.Output = out.Write
 	var res registry.Result
 	if d := s.scope.Get(tc.Name); d == nil {
 		res = registry.ErrorResult("UNKNOWN_TOOL", fmt.Sprintf("unknown tool %q; available tools: %s", tc.Name, s.toolNames()))
@@ -235,6 +234,7 @@ func (s *Session) runTool(ctx context.Context, tc model.ToolCall) registry.Resul
 	} else {
 		res = s.pipe.Execute(ctx, d, call)
 	}
+	out.Close()
 	s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: tc.ID, Result: res}))
 	return res
 }

@@ -163,6 +163,9 @@ func fitOutput(text string, skipped int64, max int) string {
 		if skipped > 0 {
 			note = fmt.Sprintf("\n[%d bytes of output skipped]\n", skipped)
 		}
+		if len(note) > max { // a bound too small for the note: data only
+			note = ""
+		}
 		over := len(note) + len(text) - max
 		if over <= 0 {
 			return note + text

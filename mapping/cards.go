@@ -110,6 +110,10 @@ func (t *Translator) toolResult(r session.ToolResult) []acp.Update {
 		content = textItems(v.Content)
 		if v.Title != "" {
 			title, locs := t.titleAndLocations(v.Title, v.Locations, nil)
+			if len(v.Locations) == 0 {
+				// The path in the title is the call's: relativize it the same way.
+				title = t.relTitle(title, firstPath(c.view))
+			}
 			u.Title, u.Locations = &title, locs
 		}
 	}
@@ -194,4 +198,22 @@ func rawOutput(r registry.Result) json.RawMessage {
 	}
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// firstPath is the path a call-time view is about, as the tool wrote it.
+func firstPath(v registry.View) string {
+	switch v := v.(type) {
+	case registry.GenericCard:
+		if len(v.Locations) > 0 {
+			return v.Locations[0].Path
+		}
+	case registry.DiffCard:
+		if len(v.Locations) > 0 {
+			return v.Locations[0].Path
+		}
+		if len(v.Diffs) > 0 {
+			return v.Diffs[0].Path
+		}
+	}
+	return ""
 }

@@ -119,7 +119,9 @@ func evResult(id string, r registry.Result) session.Event {
 	return session.New(session.TypeToolResult, session.ToolResult{CallID: id, Result: r})
 }
 
-func ok(text string) registry.Result { return registry.Result{Content: []registry.Content{registry.Text(text)}} }
+func ok(text string) registry.Result {
+	return registry.Result{Content: []registry.Content{registry.Text(text)}}
+}
 
 func withMeta(r registry.Result, meta any) registry.Result {
 	r.Meta, _ = json.Marshal(meta)

@@ -322,12 +322,12 @@ func TestCards(t *testing.T) {
 			},
 		},
 		{
-			name: "terminal, convention on, rejected before it ran: error replaces the empty terminal, which is closed",
+			name: "terminal, convention on, rejected before it ran: the error written into the terminal, which is closed",
 			o:    on,
 			evs:  []session.Event{evCall("t1", "term", `{"command":"rm -rf x"}`), evResult("t1", registry.ErrorResult("REJECTED", `the user rejected tool "term"`))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"rm -rf x","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"rm -rf x"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"Error: the user rejected tool \"term\""}}],"rawOutput":{"code":"REJECTED","error":"Error: the user rejected tool \"term\"","exit_code":null,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":null,"terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"code":"REJECTED","error":"Error: the user rejected tool \"term\"","exit_code":null,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":null,"terminal_id":"t1"},"terminal_output":{"data":"\nError: the user rejected tool \"term\"\n","terminal_id":"t1"}}}`,
 			},
 		},
 		{

@@ -111,10 +111,10 @@ func (t *Translator) terminalResult(id string, c *call, v registry.TerminalCard,
 }
 
 // terminalFailure closes a terminal card whose call ended without a
-// terminal result: it was rejected, denied, aborted before it ran, or the
-// tool failed in a way its presenter does not show. The error text goes
-// into the terminal when output already streamed there, else it replaces
-// the (empty) terminal block. The terminal is closed either way.
+// terminal result: it was rejected, denied, aborted, or the tool failed in
+// a way its presenter does not show. With the convention the error text is
+// written into the terminal, which is then closed; without it the console
+// so far (if any) and the error text make the content.
 func (t *Translator) terminalFailure(id string, c *call, view registry.View, r registry.Result) []acp.Update {
 	text := textItems(r.Content)
 	if g, ok := view.(registry.GenericCard); ok && len(g.Content) > 0 {
@@ -141,19 +141,12 @@ func (t *Translator) terminalFailure(id string, c *call, view registry.View, r r
 		}
 		return []acp.Update{u}
 	}
+	// The error goes into the terminal, live and on replay alike, whether
+	// or not output came first: replacing the content would drop the
+	// terminal block (and any output it shows).
 	meta := acp.Meta{"terminal_exit": map[string]any{"terminal_id": id, "exit_code": nil, "signal": nil}}
-	if c.streamed {
-		if msg := r.Text(); msg != "" {
-			meta["terminal_output"] = map[string]any{"terminal_id": id, "data": "\n" + msg + "\n"}
-		}
-	} else {
-		var content []acp.ToolCallContent
-		if callView.Description != "" {
-			content = append(content, acp.ContentItem(acp.TextBlock(callView.Description)))
-		}
-		if content = append(content, text...); len(content) > 0 {
-			u.Content = content
-		}
+	if msg := r.Text(); msg != "" {
+		meta["terminal_output"] = map[string]any{"terminal_id": id, "data": "\n" + msg + "\n"}
 	}
 	u.Meta = meta
 	return []acp.Update{u}

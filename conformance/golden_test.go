@@ -695,8 +695,8 @@ func goldenCheck(t *testing.T, transcript []string, terminalOn bool, replay []st
 	t.Helper()
 	live := map[string]*goldenCard{}
 	var liveOrder []string
-	shown := map[string]bool{}   // cards the editor knows
-	exited := map[string]bool{}  // terminals closed
+	shown := map[string]bool{}  // cards the editor knows
+	exited := map[string]bool{} // terminals closed
 	promptIDs := map[string]bool{}
 	turnOpen := false
 	for i, l := range transcript {

@@ -67,12 +67,10 @@ func isAnchor(al, bl []string, i, j int) bool {
 // nextAnchor looks for the anchor nearest to (i, j), nearest meaning the
 // fewest lines skipped on both sides together.
 func nextAnchor(al, bl []string, i, j int) (int, int, bool) {
-	for s := 1; s <= resyncReach; s++ {
-		for di := 0; di <= s; di++ {
+	restA, restB := len(al)-1-i, len(bl)-1-j // the farthest steps that stay inside each side
+	for s := 1; s <= min(resyncReach, restA+restB); s++ {
+		for di := max(0, s-restB); di <= min(s, restA); di++ {
 			ai, bj := i+di, j+s-di
-			if ai >= len(al) || bj >= len(bl) {
-				continue
-			}
 			if al[ai] == bl[bj] && isAnchor(al, bl, ai, bj) {
 				return ai, bj, true
 			}

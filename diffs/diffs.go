@@ -126,21 +126,34 @@ func computeHunks(a, b string) []hunk {
 		if !ok {
 			return []hunk{{Off: 0, Old: a, New: b}}
 		}
-		oi, ni := p.a0, p.b0
-		for _, d := range dmp.DiffMainRunes(ra, rb, false) {
+		// Lines found on one side only can never match: go-diff gets the
+		// lines both sides share (a rewritten file leaves it nothing to
+		// search), and the dropped lines fall into the gaps between matches.
+		ka, kb := shared(ra, rb), shared(rb, ra)
+		fa, fb := pick(ra, ka), pick(rb, kb)
+		nextA, nextB := p.a0, p.b0 // the first old and new lines not yet accounted for
+		fi, fj := 0, 0
+		for _, d := range dmp.DiffMainRunes(fa, fb, false) {
 			// Every rune stands for one line, so the rune count is the line count.
 			n := utf8.RuneCountInString(d.Text)
 			switch d.Type {
 			case diffmatchpatch.DiffEqual:
-				oi += n
-				ni += n
+				for k := range n {
+					ai, bi := p.a0+ka[fi+k], p.b0+kb[fj+k]
+					if ai > nextA || bi > nextB {
+						changes = append(changes, change{oldStart: nextA, oldEnd: ai, newStart: nextB, newEnd: bi})
+					}
+					nextA, nextB = ai+1, bi+1
+				}
+				fi, fj = fi+n, fj+n
 			case diffmatchpatch.DiffDelete:
-				changes = appendChange(changes, change{oldStart: oi, oldEnd: oi + n, newStart: ni, newEnd: ni})
-				oi += n
+				fi += n
 			case diffmatchpatch.DiffInsert:
-				changes = appendChange(changes, change{oldStart: oi, oldEnd: oi, newStart: ni, newEnd: ni + n})
-				ni += n
+				fj += n
 			}
+		}
+		if nextA < p.a1 || nextB < p.b1 {
+			changes = append(changes, change{oldStart: nextA, oldEnd: p.a1, newStart: nextB, newEnd: p.b1})
 		}
 	}
 	return lineHunks(al, bl, changes)
@@ -149,14 +162,28 @@ func computeHunks(a, b string) []hunk {
 // change is a changed line range: old[oldStart:oldEnd] became new[newStart:newEnd].
 type change struct{ oldStart, oldEnd, newStart, newEnd int }
 
-// appendChange joins a change to the previous one when they touch (a delete
-// next to an insert is one replacement).
-func appendChange(cs []change, c change) []change {
-	if n := len(cs); n > 0 && cs[n-1].oldEnd == c.oldStart && cs[n-1].newEnd == c.newStart {
-		cs[n-1].oldEnd, cs[n-1].newEnd = c.oldEnd, c.newEnd
-		return cs
+// shared returns the indexes of the runes of x that also occur in y.
+// Runes from lineRunes are numbered densely, so a slice indexes them.
+func shared(x, y []rune) []int {
+	in := make([]bool, len(x)+len(y))
+	for _, r := range y {
+		in[index(r)] = true
 	}
-	return append(cs, c)
+	out := make([]int, 0, len(x))
+	for i, r := range x {
+		if in[index(r)] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func pick(rs []rune, idx []int) []rune {
+	out := make([]rune, len(idx))
+	for i, j := range idx {
+		out[i] = rs[j]
+	}
+	return out
 }
 
 // lineHunks groups ascending changes into hunks with context.

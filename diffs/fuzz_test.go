@@ -1,6 +1,9 @@
 package diffs
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -125,4 +128,47 @@ func FuzzFromEdits(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestComputeRandomEdits runs the fuzz invariant over generated files long
+// enough to have anchors (16+ equal lines): lines drawn from a small set so
+// they repeat, and a few insertions, deletions and replacements each.
+func TestComputeRandomEdits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	vocab := []string{"{\n", "}\n", "\n", "return nil\n", "x := 1\n", "if err != nil {\n", "a\n", "b\n"}
+	for iter := range 3000 {
+		n := 20 + rng.IntN(300)
+		lines := make([]string, n)
+		for i := range lines {
+			if rng.IntN(3) == 0 {
+				lines[i] = vocab[rng.IntN(len(vocab))]
+			} else {
+				lines[i] = fmt.Sprintf("line %d\n", rng.IntN(n))
+			}
+		}
+		edited := slices.Clone(lines)
+		for range 1 + rng.IntN(6) {
+			i := rng.IntN(len(edited) + 1)
+			switch rng.IntN(3) {
+			case 0:
+				edited = slices.Insert(edited, i, vocab[rng.IntN(len(vocab))])
+			case 1:
+				if i < len(edited) {
+					edited = slices.Delete(edited, i, i+1)
+				}
+			default:
+				if i < len(edited) {
+					edited[i] = "changed\n"
+				}
+			}
+		}
+		a, b := strings.Join(lines, ""), strings.Join(edited, "")
+		if iter%7 == 0 {
+			b = strings.TrimSuffix(b, "\n")
+		}
+		t.Run("", func(t *testing.T) { checkHunks(t, a, b, computeHunks(a, b)) })
+		if t.Failed() {
+			return
+		}
+	}
 }

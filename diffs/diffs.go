@@ -19,6 +19,15 @@
 //     a BOM has no hunks at all.
 //   - OldText is nil when the old side has no lines: a new file, or content
 //     put into an empty one.
+//
+// How: Compute numbers lines (each distinct line one rune) and runs go-diff's
+// Myers search in line mode, but only over the stretches between long
+// unchanged runs (anchor.go) and only on the lines both sides share, so a
+// few edits in a large file cost little more than reading it, and a
+// rewritten file costs no search at all. Above MaxDiffSize per side, or past
+// go-diff's time bound on pathological input, the result stays exact but
+// coarse (one whole-file hunk). FromEdits never diffs: it widens known
+// replacements to whole lines and adds context.
 package diffs
 
 import (

@@ -24,10 +24,10 @@
 // Myers search in line mode, but only over the stretches between long
 // unchanged runs (anchor.go) and only on the lines both sides share, so a
 // few edits in a large file cost little more than reading it, and a
-// rewritten file costs no search at all. Above MaxDiffSize per side, or past
-// go-diff's time bound on pathological input, the result stays exact but
-// coarse (one whole-file hunk). FromEdits never diffs: it widens known
-// replacements to whole lines and adds context.
+// rewritten file costs no search at all. Above MaxDiffSize per side the
+// change is one whole-file hunk; past go-diff's time bound (pathological
+// input) the hunks stay exact but coarser. FromEdits never diffs: it widens
+// known replacements to whole lines and adds context.
 package diffs
 
 import (

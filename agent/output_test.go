@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 	"unicode/utf8"
+
+	"github.com/acp-bridge/acp-bridge/mapping"
 )
 
 type sent struct {
@@ -221,4 +223,29 @@ func TestOutputConcurrentWriters(t *testing.T) {
 			t.Errorf("%d bytes arrived, want %d", n, 4*50*10)
 		}
 	})
+}
+
+// BenchmarkOutputWrite pushes output through a coalescer as fast as a
+// command could write it (32 KiB writes, the real interval and bound): the
+// tool never waits for the editor, and memory stays at the 64 KiB bound.
+func BenchmarkOutputWrite(b *testing.B) {
+	var updates, bytesSent int
+	var mu sync.Mutex
+	o := newOutputCoalescer(func(data string) {
+		mu.Lock()
+		updates++
+		bytesSent += len(data)
+		mu.Unlock()
+	}, OutputInterval, mapping.MaxOutputChunk)
+	chunk := []byte(strings.Repeat("y\n", 16<<10))
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	start := time.Now()
+	for b.Loop() {
+		o.Write(chunk)
+	}
+	o.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	b.ReportMetric(float64(updates)/time.Since(start).Seconds(), "updates/s")
 }

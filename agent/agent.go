@@ -154,7 +154,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
-	acp.AfterReply(ctx, func() { s.announce(ctx) })
+	s.announceAfterReply(ctx)
 	modes, opts := s.Controls()
 	return &acp.NewSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
 }

@@ -47,6 +47,36 @@ func (s *Session) announce(ctx context.Context) {
 	s.emit(ctx, session.New(session.TypeCommands, commandCatalog()))
 }
 
+// announceAfterReply announces the session once the response that names it
+// is on the wire, and holds the session's first prompt until then, so the
+// catalog always comes before anything of a turn (a fixed order for editors
+// and transcripts alike).
+func (s *Session) announceAfterReply(ctx context.Context) {
+	ready := make(chan struct{})
+	s.mu.Lock()
+	s.ready = ready
+	s.mu.Unlock()
+	acp.AfterReply(ctx, func() {
+		defer close(ready)
+		s.announce(ctx)
+	})
+}
+
+// awaitAnnounced waits until the session has been announced (see
+// announceAfterReply) or ctx ends.
+func (s *Session) awaitAnnounced(ctx context.Context) {
+	s.mu.Lock()
+	ready := s.ready
+	s.mu.Unlock()
+	if ready == nil {
+		return
+	}
+	select {
+	case <-ready:
+	case <-ctx.Done():
+	}
+}
+
 // parseCommand splits "/name args" off the prompt text.
 func parseCommand(text string) (name, arg string, ok bool) {
 	t := strings.TrimSpace(text)

@@ -39,7 +39,8 @@ type Session struct {
 	history []model.Message
 	perms   permissions
 
-	ctl controls // mode, model, title, usage (modes.go, usage.go)
+	ctl   controls      // mode, model, title, usage (modes.go, usage.go)
+	ready chan struct{} // closed once the session is announced (commands.go)
 }
 
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities) *Session {
@@ -104,6 +105,7 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 	if err != nil {
 		return "", err
 	}
+	s.awaitAnnounced(ctx)
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()
@@ -247,20 +249,22 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 
 // runTools runs one step's tool calls through the pipeline. Each call is
 // logged (its card appears) before any policy runs on it, and results are
-// logged in model order; consecutive concurrency-safe calls overlap.
+// logged in model order; consecutive concurrency-safe calls overlap. Live
+// output is coalesced per call and flushed before its result is logged.
 func (s *Session) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
 	calls := make([]*registry.Call, len(tcs))
+	outs := make([]*outputCoalescer, len(tcs))
 	for i, tc := range tcs {
 		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: tc.Arguments, Cwd: s.cwd, Roots: s.roots}
-		calls[i].Output = func(b []byte) {
-			s.emit(ctx, session.New(session.TypeToolOutput, session.ToolOutput{CallID: tc.ID, Data: string(b)}))
-		}
+		outs[i] = s.liveOutput(ctx, tc.ID)
+		calls[i].Output = outs[i].Write
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) {
 			s.emit(ctx, session.New(session.TypeToolCall, session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args}))
 		},
-		Done: func(_ int, c *registry.Call, r registry.Result) {
+		Done: func(i int, c *registry.Call, r registry.Result) {
+			outs[i].Close()
 			s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: c.ID, Result: r}))
 		},
 	})

@@ -4,27 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/session"
 )
-
-// wire renders updates as the session/update payloads the editor receives.
-func wire(t *testing.T, us []acp.Update) []string {
-	t.Helper()
-	var out []string
-	for _, u := range us {
-		b, err := json.Marshal(acp.SessionNotification{SessionID: "s", Update: u})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n struct {
-			Update json.RawMessage `json:"update"`
-		}
-		json.Unmarshal(b, &n)
-		out = append(out, string(n.Update))
-	}
-	return out
-}
 
 func TestControlsTranslate(t *testing.T) {
 	ctl := session.Controls{Mode: "plan", Modes: []session.Choice{{ID: "ask", Name: "Ask"}, {ID: "plan", Name: "Plan"}},

@@ -1,0 +1,219 @@
+package mapping
+
+import (
+	"encoding/json"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/session"
+)
+
+// toolCall opens a card. A tool without a call presenter, a presenter that
+// panics or returns nothing, or a tool no longer registered (an old log)
+// gets the generic card titled with the tool's name.
+func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
+	c := &call{name: ev.Name, args: ev.Args}
+	if t.tools != nil {
+		c.def = t.tools.Get(ev.Name)
+	}
+	c.view = c.def.PresentCall(ev.Args) // nil-safe and panic-safe
+	if c.view == nil {
+		c.view = registry.GenericCard{Title: ev.Name, Kind: string(acp.KindOther)}
+	}
+	if t.calls[ev.CallID] == nil {
+		t.order = append(t.order, ev.CallID)
+	}
+	t.calls[ev.CallID] = c
+
+	tc := acp.ToolCall{ToolCallID: ev.CallID, Status: acp.StatusPending, RawInput: rawJSON(ev.Args)}
+	switch v := c.view.(type) {
+	case registry.TerminalCard:
+		tc.Title, tc.Kind = orName(v.Command, ev.Name), acp.KindExecute
+		tc.Content = t.terminalCallContent(ev.CallID, v)
+		if t.o.TerminalOutput {
+			tc.Meta = acp.Meta{"terminal_info": map[string]any{"terminal_id": ev.CallID, "cwd": t.abs(v.Cwd)}}
+		}
+	case registry.DiffCard:
+		tc.Kind = acp.KindEdit
+		tc.Title, tc.Locations = t.titleAndLocations(orName(v.Title, ev.Name), v.Locations, v.Diffs)
+		tc.Content = t.diffs(v.Diffs)
+	case registry.GenericCard:
+		tc.Kind = kind(v.Kind)
+		tc.Title, tc.Locations = t.titleAndLocations(orName(v.Title, ev.Name), v.Locations, nil)
+		tc.Content = textItems(v.Content)
+	}
+	return []acp.Update{tc}
+}
+
+// PermissionToolCall is the toolCall of a session/request_permission for a
+// card already shown: its title (for a command, the exact command line; for
+// a file, the path), kind and rawInput, and for an edit the diff it would
+// apply. A terminal card sends no content, because an update's content
+// replaces the card's and the terminal block would be lost. ok is false
+// for an id without a card.
+func (t *Translator) PermissionToolCall(callID string) (u acp.ToolCallUpdate, ok bool) {
+	c := t.calls[callID]
+	if c == nil {
+		return acp.ToolCallUpdate{ToolCallID: callID}, false
+	}
+	u = acp.ToolCallUpdate{ToolCallID: callID, Status: statusPtr(acp.StatusPending), RawInput: rawJSON(c.args)}
+	var title string
+	var k acp.ToolKind
+	switch v := c.view.(type) {
+	case registry.TerminalCard:
+		title, k = orName(v.Command, c.name), acp.KindExecute
+	case registry.DiffCard:
+		k = acp.KindEdit
+		title, u.Locations = t.titleAndLocations(orName(v.Title, c.name), v.Locations, v.Diffs)
+		u.Content = t.diffs(v.Diffs)
+	case registry.GenericCard:
+		k = kind(v.Kind)
+		title, u.Locations = t.titleAndLocations(orName(v.Title, c.name), v.Locations, nil)
+		u.Content = textItems(v.Content)
+	}
+	u.Title, u.Kind = &title, &k
+	return u, true
+}
+
+// toolResult closes a card with its final update.
+func (t *Translator) toolResult(r session.ToolResult) []acp.Update {
+	c := t.calls[r.CallID]
+	if c == nil {
+		return t.orphanResult(r)
+	}
+	if c.done {
+		// A second result for one call (a late body after the turn already
+		// failed the card): the card has its final state.
+		return nil
+	}
+	c.done = true
+	view := c.def.PresentResult(c.args, r.Result) // nil-safe and panic-safe
+	_, callTerminal := c.view.(registry.TerminalCard)
+	if tv, ok := view.(registry.TerminalCard); ok {
+		if callTerminal {
+			return t.terminalResult(r.CallID, c, tv, r.Result)
+		}
+		view = nil // orphan guard: terminal output needs a terminal card to land in
+	}
+	if callTerminal {
+		return t.terminalFailure(r.CallID, c, view, r.Result)
+	}
+	u := acp.ToolCallUpdate{ToolCallID: r.CallID, Status: statusPtr(resultStatus(r.Result)), RawOutput: rawOutput(r.Result)}
+	var content []acp.ToolCallContent
+	switch v := view.(type) {
+	case registry.DiffCard:
+		if content = t.diffs(v.Diffs); len(content) > 0 {
+			title, locs := t.titleAndLocations(orName(v.Title, c.name), v.Locations, v.Diffs)
+			u.Title, u.Locations = &title, locs
+		}
+	case registry.GenericCard:
+		content = textItems(v.Content)
+		if v.Title != "" {
+			title, locs := t.titleAndLocations(v.Title, v.Locations, nil)
+			if len(v.Locations) == 0 {
+				// The path in the title is the call's: relativize it the same way.
+				title = t.relTitle(title, firstPath(c.view))
+			}
+			u.Title, u.Locations = &title, locs
+		}
+	}
+	if len(content) == 0 {
+		content = textItems(r.Result.Content) // the raw result: a card is never blanked
+	}
+	if len(content) > 0 {
+		u.Content = content
+	}
+	// With nothing at all to show, content is left out: the call-time
+	// content stays, and Zed renders rawOutput where content is empty.
+	return []acp.Update{u}
+}
+
+// orphanResult shows a result whose call has no card (a late or unknown id).
+// A tool_call_update for an id the editor does not know makes Zed insert a
+// "Tool call not found" entry, so the card is created whole instead.
+func (t *Translator) orphanResult(r session.ToolResult) []acp.Update {
+	t.calls[r.CallID] = &call{view: registry.GenericCard{}, done: true}
+	t.order = append(t.order, r.CallID)
+	return []acp.Update{acp.ToolCall{
+		ToolCallID: r.CallID, Title: "Tool result", Kind: acp.KindOther, Status: resultStatus(r.Result),
+		Content: textItems(r.Result.Content), RawOutput: rawOutput(r.Result),
+	}}
+}
+
+func resultStatus(r registry.Result) acp.ToolCallStatus {
+	if r.IsError {
+		return acp.StatusFailed
+	}
+	return acp.StatusCompleted
+}
+
+func orName(title, name string) string {
+	if title == "" {
+		return name
+	}
+	return title
+}
+
+func kind(k string) acp.ToolKind {
+	switch acp.ToolKind(k) {
+	case acp.KindRead, acp.KindEdit, acp.KindDelete, acp.KindMove, acp.KindSearch, acp.KindExecute,
+		acp.KindThink, acp.KindFetch, acp.KindSwitchMode:
+		return acp.ToolKind(k)
+	}
+	return acp.KindOther
+}
+
+// textItems maps model-facing content to card content: text and images;
+// other block types have no card form and are left out.
+func textItems(cs []registry.Content) []acp.ToolCallContent {
+	var out []acp.ToolCallContent
+	for _, c := range cs {
+		switch c.Type {
+		case "text":
+			out = append(out, acp.ContentItem(acp.TextBlock(c.Text)))
+		case "image":
+			out = append(out, acp.ContentItem(acp.ContentBlock{Type: "image", Data: c.Data, MimeType: c.MimeType}))
+		}
+	}
+	return out
+}
+
+func (t *Translator) diffs(ds []registry.FileDiff) []acp.ToolCallContent {
+	var out []acp.ToolCallContent
+	for _, d := range ds {
+		out = append(out, acp.DiffItem(t.abs(d.Path), d.OldText, d.NewText))
+	}
+	return out
+}
+
+// rawOutput is what a finished non-terminal call reports as rawOutput: the
+// text the model read, and the failure code.
+func rawOutput(r registry.Result) json.RawMessage {
+	out := map[string]any{"content": r.Text()}
+	if r.IsError {
+		out["isError"] = true
+	}
+	if r.Code != "" {
+		out["code"] = r.Code
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// firstPath is the path a call-time view is about, as the tool wrote it.
+func firstPath(v registry.View) string {
+	switch v := v.(type) {
+	case registry.GenericCard:
+		if len(v.Locations) > 0 {
+			return v.Locations[0].Path
+		}
+	case registry.DiffCard:
+		if len(v.Locations) > 0 {
+			return v.Locations[0].Path
+		}
+		if len(v.Diffs) > 0 {
+			return v.Diffs[0].Path
+		}
+	}
+	return ""
+}

@@ -1,0 +1,72 @@
+package bash
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// permission asks about every command. What an "always" answer remembers
+// is the program and its subcommand ("bash:go test"), but only for a simple
+// command: anything the shell could turn into a second command (;, &&, |,
+// $(…), redirections, a newline…) is remembered as the exact command line,
+// so allowing `go test` never allows `go test && rm -rf ~`.
+func permission(c *registry.Call, in Args) *registry.Permission {
+	cmd := strings.TrimSpace(in.Command)
+	p := &registry.Permission{Reason: "run `" + short(cmd, 200) + "`"}
+	if prefix, ok := commandPrefix(cmd); ok {
+		p.Key, p.Subject = "bash:"+prefix, "`"+prefix+"`"
+		return p
+	}
+	p.Key, p.Subject = "bash:"+cmd, "`"+short(cmd, 60)+"`"
+	return p
+}
+
+// commandPrefix returns "program subcommand" (or "program") of a simple
+// command, and false when the command line is not simple.
+func commandPrefix(cmd string) (string, bool) {
+	if cmd == "" || strings.ContainsAny(cmd, ";&|<>`$()\n\r{}*?[]~!#\\'\"") {
+		return "", false
+	}
+	words := strings.Fields(cmd)
+	// A leading NAME=value changes what the program does (PATH=..., LD_PRELOAD=...):
+	// such a line is remembered exactly.
+	if len(words) == 0 || isAssignment(words[0]) {
+		return "", false
+	}
+	prefix := words[0]
+	if len(words) > 1 && isSubcommand(words[1]) {
+		prefix += " " + words[1]
+	}
+	return prefix, true
+}
+
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	return ok && name != "" && !strings.ContainsAny(name, "/.-")
+}
+
+// isSubcommand: a plain word like "test" or "run-script", not a flag or a path.
+func isSubcommand(w string) bool {
+	if w == "" || w[0] == '-' {
+		return false
+	}
+	for _, r := range w {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+func short(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}

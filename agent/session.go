@@ -24,6 +24,7 @@ type Session struct {
 	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
 	scope *registry.Scope
 	pipe  *pipeline.Pipeline
+	files *Files // tools' file access and read-tracking (files.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -43,6 +44,7 @@ type Session struct {
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities) *Session {
 	s := &Session{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: session.NewLog(a.o.Now)}
+	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:      []pipeline.Gate{s.permissionGate},
@@ -223,7 +225,7 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 // it through the pipeline, and logs the result.
 func (s *Session) runTool(ctx context.Context, tc model.ToolCall) registry.Result {
 	s.emit(ctx, session.New(session.TypeToolCall, session.ToolCall{CallID: tc.ID, Name: tc.Name, Args: tc.Arguments}))
-	call := &registry.Call{ID: tc.ID, Name: tc.Name, Args: tc.Arguments, Cwd: s.cwd, Roots: s.roots}
+	call := &registry.Call{ID: tc.ID, Name: tc.Name, Args: tc.Arguments, Cwd: s.cwd, Roots: s.roots, Files: s.files}
 	call.Output = func(b []byte) {
 		s.emit(ctx, session.New(session.TypeToolOutput, session.ToolOutput{CallID: tc.ID, Data: string(b)}))
 	}
@@ -318,4 +320,3 @@ func promptText(blocks []acp.ContentBlock) (string, error) {
 	}
 	return b.String(), nil
 }
-

@@ -15,6 +15,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/agent"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/tools/bash"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
 )
 
@@ -138,6 +139,7 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	reg := registry.New()
 	fs.Register(reg)
+	bash.Register(reg)
 	opts := agent.Options{
 		Version:         agentVersion(),
 		Registry:        reg,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"runtime"
 	"strings"
 	"sync"
@@ -123,9 +124,7 @@ func runGrep(ctx context.Context, c *registry.Call, in grepArgs) (grepOut, error
 	if err != nil {
 		return grepOut{}, registry.Errorf("INVALID_ARGS", fmt.Sprintf("invalid regular expression %q: %v", in.Pattern, err))
 	}
-	// The whole-file prefilter sees many lines at once: (?m) gives ^ and $
-	// the same line meaning they have when each line is matched alone.
-	whole := regexp.MustCompile("(?m)" + in.Pattern)
+	whole := prefilter(in.Pattern)
 	var include *globMatcher
 	if in.Include != "" {
 		if include, err = newGlobMatcher(in.Include); err != nil {
@@ -165,6 +164,31 @@ func collect(files []grepFile) grepOut {
 		out.Matches += len(f.Matches)
 	}
 	return out
+}
+
+// prefilter returns a regexp that rejects whole files at once: any file
+// with a matching line matches it. (?m) gives ^ its per-line meaning. It is
+// nil (every file is searched line by line) when the pattern uses $, \A or
+// \z: a "\r\n" line end or the buffer's ends would make it disagree.
+func prefilter(pattern string) *regexp.Regexp {
+	re, err := syntax.Parse("(?m)"+pattern, syntax.Perl)
+	if err != nil || usesAnchors(re) {
+		return nil
+	}
+	return regexp.MustCompile("(?m)" + pattern)
+}
+
+func usesAnchors(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpEndLine, syntax.OpEndText, syntax.OpBeginText:
+		return true
+	}
+	for _, sub := range re.Sub {
+		if usesAnchors(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 type searcher struct {
@@ -285,7 +309,7 @@ func (s *searcher) file(path string) ([]grepMatch, error) {
 	}
 	data := buf.Bytes()
 	*bp = data[:0]
-	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 || !s.whole.Match(data) {
+	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 || s.whole != nil && !s.whole.Match(data) {
 		return nil, nil
 	}
 	var out []grepMatch

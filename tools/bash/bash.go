@@ -29,7 +29,7 @@ type Options struct {
 	TailBytes      int           // 64,000 bytes per stream for the model
 	SpillDir       string        // os.TempDir()
 	MaxSpillBytes  int64         // 64 MiB per stream in the spill file
-	ChunkBytes     int           // 64 KiB read size
+	ChunkBytes     int           // 256 KiB read size
 }
 
 func (o *Options) withDefaults() Options {
@@ -53,7 +53,7 @@ func (o *Options) withDefaults() Options {
 		v.MaxSpillBytes = 64 << 20
 	}
 	if v.ChunkBytes <= 0 {
-		v.ChunkBytes = 64 << 10
+		v.ChunkBytes = 256 << 10
 	}
 	return v
 }
@@ -242,6 +242,8 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 		outW.Close()
 		return out, err
 	}
+	growPipe(outW)
+	growPipe(errW)
 	// Not CommandContext: cancellation must take down the whole group, with
 	// a grace period, which we do ourselves.
 	cmd := exec.Command("bash", "-c", in.Command)

@@ -13,8 +13,10 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -285,30 +287,29 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 // file returns the matching lines of one file (at most s.limit), or none
 // for a binary file.
 func (s *searcher) file(path string) ([]grepMatch, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > grepWholeFile {
-		return s.stream(f)
-	}
 	bp, _ := s.bufs.Get().(*[]byte)
 	if bp == nil {
 		b := make([]byte, 0, 64<<10)
 		bp = &b
 	}
-	defer s.bufs.Put(bp)
-	buf := bytes.NewBuffer((*bp)[:0])
-	if _, err := buf.ReadFrom(io.LimitReader(f, grepWholeFile+1)); err != nil {
+	defer func() {
+		if cap(*bp) <= 1<<20 { // a buffer grown for a big file is not kept
+			s.bufs.Put(bp)
+		}
+	}()
+	data, big, err := slurp(path, *bp, grepWholeFile)
+	*bp = data[:0]
+	if err != nil {
 		return nil, err
 	}
-	data := buf.Bytes()
-	*bp = data[:0]
+	if big {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return s.stream(f)
+	}
 	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 || s.whole != nil && !s.whole.Match(data) {
 		return nil, nil
 	}
@@ -326,6 +327,49 @@ func (s *searcher) file(path string) ([]grepMatch, error) {
 		}
 	}
 	return out, nil
+}
+
+// slurp reads a whole file into buf, growing it up to max bytes; big is
+// true when the file is larger (buf then holds its start). Raw system calls,
+// because os.File's setup (non-blocking mode, poller registration) costs
+// more than reading a small file, and grep opens every file of a tree.
+func slurp(path string, buf []byte, max int) (data []byte, big bool, err error) {
+	var fd int
+	for {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return buf[:0], false, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > max {
+				return buf, true, nil
+			}
+			buf = slices.Grow(buf, cap(buf))
+		}
+		want := cap(buf) - len(buf)
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return buf, false, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return buf, false, nil
+		}
+		buf = buf[:len(buf)+n]
+		if n < want {
+			// A regular file reads short only at its end: skip the read
+			// that would return 0, a third of grep's system calls.
+			return buf, false, nil
+		}
+	}
 }
 
 // stream searches a large file line by line.

@@ -19,10 +19,14 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 	return err
 }
 
-// groupAlive reports whether any process of the group still exists.
+// groupAlive reports whether any process of the group still runs
+// (zombies waiting for init to reap them do not count).
 func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return groupHasLiveMember(pgid)
 }
 
 // waitGroupGone polls until the group has no process left or d passes.

@@ -345,6 +345,14 @@ func TestPermission(t *testing.T) {
 		{"PATH=/tmp go test", "bash:PATH=/tmp go test", "`PATH=/tmp go test`"},
 		{"cat > out.txt", "bash:cat > out.txt", "`cat > out.txt`"},
 		{"go test\nrm x", "bash:go test\nrm x", "`go test\nrm x`"},
+		{`git commit -m "fix the bug; really"`, "bash:git commit", "`git commit`"},
+		{`go test -run 'A|B' ./...`, "bash:go test", "`go test`"},
+		{`git commit -m "$(rm -rf ~)"`, `bash:git commit -m "$(rm -rf ~)"`, "`git commit -m \"$(rm -rf ~)\"`"},
+		{"echo \"`id`\"", "bash:echo \"`id`\"", "`echo \"`id`\"`"},
+		{`'rm' -rf x`, `bash:'rm' -rf x`, "`'rm' -rf x`"},
+		{`echo 'unterminated`, `bash:echo 'unterminated`, "`echo 'unterminated`"},
+		{`echo a\;b`, `bash:echo a\;b`, "`echo a\\;b`"},
+		{"ls *.go", "bash:ls", "`ls`"},
 	}
 	for _, tt := range tests {
 		p := permission(&registry.Call{}, Args{Command: tt.cmd})

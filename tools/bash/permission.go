@@ -26,13 +26,14 @@ func permission(c *registry.Call, in Args) *registry.Permission {
 // commandPrefix returns "program subcommand" (or "program") of a simple
 // command, and false when the command line is not simple.
 func commandPrefix(cmd string) (string, bool) {
-	if cmd == "" || strings.ContainsAny(cmd, ";&|<>`$()\n\r{}*?[]~!#\\'\"") {
+	if cmd == "" || !simple(cmd) {
 		return "", false
 	}
 	words := strings.Fields(cmd)
-	// A leading NAME=value changes what the program does (PATH=..., LD_PRELOAD=...):
-	// such a line is remembered exactly.
-	if len(words) == 0 || isAssignment(words[0]) {
+	// A leading NAME=value changes what the program does (PATH=..., LD_PRELOAD=...),
+	// and a quoted or escaped program name hides what runs: such a line is
+	// remembered exactly.
+	if len(words) == 0 || isAssignment(words[0]) || strings.ContainsAny(words[0], `'"\`) {
 		return "", false
 	}
 	prefix := words[0]
@@ -40,6 +41,37 @@ func commandPrefix(cmd string) (string, bool) {
 		prefix += " " + words[1]
 	}
 	return prefix, true
+}
+
+// simple reports whether the shell will run cmd as one command: no
+// separator, pipe, background, subshell, substitution, expansion of a
+// variable or redirection outside single quotes. Inside double quotes $ and
+// ` still expand, so they count there too; a backslash anywhere is refused
+// rather than reasoned about.
+func simple(cmd string) bool {
+	inSingle, inDouble := false, false
+	for _, r := range cmd {
+		switch {
+		case inSingle:
+			inSingle = r != '\''
+		case r == '\\':
+			return false
+		case inDouble:
+			switch r {
+			case '"':
+				inDouble = false
+			case '$', '`':
+				return false
+			}
+		case r == '\'':
+			inSingle = true
+		case r == '"':
+			inDouble = true
+		case strings.ContainsRune(";&|<>()$`\n\r", r):
+			return false
+		}
+	}
+	return !inSingle && !inDouble
 }
 
 func isAssignment(w string) bool {

@@ -54,7 +54,7 @@ func (c *countingClient) WriteTextFile(context.Context, *acp.WriteTextFileReques
 //	go test ./agent -run '^$' -bench PromptBash -benchmem -benchtime 2x
 func BenchmarkPromptBash1GiB(b *testing.B) {
 	reg := registry.New()
-	bash.Register(reg)
+	registry.MustAdd(reg, bash.Tool(&bash.Options{SpillDir: b.TempDir()}))
 	b.SetBytes(1 << 30)
 	var updates int
 	for b.Loop() {

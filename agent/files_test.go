@@ -12,6 +12,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/agent"
+	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/tools/bash"
@@ -231,5 +232,49 @@ func TestReadTracking(t *testing.T) {
 	}
 	if seen, cur := f.ReadState("/a/../a", "y"); !seen || cur {
 		t.Error("changed content still current (or path not cleaned)")
+	}
+}
+
+// TestSessionUsesEditorFiles drives a whole turn through the agent: the
+// session hands its Files to the tools, so the model reads the unsaved
+// buffer and its edit reaches the editor, not the disk.
+func TestSessionUsesEditorFiles(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	p := filepath.Join(dir, "main.go")
+	os.WriteFile(p, []byte("package main // saved\n"), 0o644)
+	ed := newEditor()
+	ed.buffers[p] = "package main // unsaved\n"
+	reg := registry.New()
+	fs.Register(reg)
+	script := `{"responses":[
+	  {"parts":[{"tool_call":{"name":"read","arguments":{"file_path":"main.go"}}}]},
+	  {"parts":[{"tool_call":{"name":"edit","arguments":{"file_path":"main.go","old_string":"unsaved","new_string":"edited"}}}]},
+	  {"parts":[{"text":"done"}]}]}`
+	m, err := model.ParseScript([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := agent.New(ed, agent.Options{Registry: reg, Model: m})
+	ctx := t.Context()
+	if _, err := a.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1,
+		ClientCapabilities: acp.ClientCapabilities{FS: both}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := a.NewSession(ctx, &acp.NewSessionRequest{Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Prompt(ctx, &acp.PromptRequest{SessionID: s.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("fix it")}}); err != nil {
+		t.Fatal(err)
+	}
+	a.Shutdown()
+	if ed.readsOf(p) == 0 {
+		t.Errorf("the session never asked the editor for %s", p)
+	}
+	if got := ed.writes[p]; got != "package main // edited\n" {
+		t.Errorf("editor write %q, want the unsaved buffer edited", got)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "package main // saved\n" {
+		t.Errorf("disk changed behind the editor: %q", b)
 	}
 }

@@ -362,6 +362,30 @@ func TestPermission(t *testing.T) {
 	}
 }
 
+func TestPermissionOutsideRoots(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	c := &registry.Call{Cwd: root, Roots: []string{root}}
+	tests := []struct {
+		workdir, key string
+	}{
+		{"", "bash:go test"},
+		{".", "bash:go test"},
+		{outside, "bash:go test @ " + outside},
+		{"out", "bash:go test @ " + outside}, // a symlink leading out counts as outside
+		{"..", "bash:go test @ " + filepath.Dir(root)},
+	}
+	for _, tt := range tests {
+		p := permission(c, Args{Command: "go test", Workdir: tt.workdir})
+		if p.Key != tt.key {
+			t.Errorf("workdir %q: key %q, want %q", tt.workdir, p.Key, tt.key)
+		}
+	}
+}
+
 func TestTailBuffer(t *testing.T) {
 	tests := []struct {
 		cap    int

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -12,9 +13,19 @@ import (
 // command: anything the shell could turn into a second command (;, &&, |,
 // $(…), redirections, a newline…) is remembered as the exact command line,
 // so allowing `go test` never allows `go test && rm -rf ~`.
+//
+// A workdir outside the session's roots (symlinks evaluated) is part of what
+// is asked and remembered: allowing `go test` in the workspace does not
+// allow it elsewhere.
 func permission(c *registry.Call, in Args) *registry.Permission {
 	cmd := strings.TrimSpace(in.Command)
 	p := &registry.Permission{Reason: "run `" + short(cmd, 200) + "`"}
+	if dir := workdir(c, in.Workdir); !insideRoots(c, dir) {
+		real := evalDir(dir)
+		p.Reason += " in " + real + ", outside the workspace"
+		p.Key, p.Subject = "bash:"+cmd+" @ "+real, "`"+short(cmd, 60)+"` in `"+real+"`"
+		return p
+	}
 	if prefix, ok := commandPrefix(cmd); ok {
 		p.Key, p.Subject = "bash:"+prefix, "`"+prefix+"`"
 		return p
@@ -101,4 +112,28 @@ func short(s string, n int) string {
 		s = s[:len(s)-1]
 	}
 	return s + "…"
+}
+
+// insideRoots reports whether dir, symlinks evaluated, is inside one of the
+// call's roots. No roots: no boundary.
+func insideRoots(c *registry.Call, dir string) bool {
+	if len(c.Roots) == 0 {
+		return true
+	}
+	real := evalDir(dir)
+	for _, r := range c.Roots {
+		rel, err := filepath.Rel(evalDir(r), real)
+		if err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return false
+}
+
+// evalDir resolves symlinks in dir when it exists.
+func evalDir(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
+	}
+	return filepath.Clean(dir)
 }

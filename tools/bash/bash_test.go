@@ -123,7 +123,7 @@ func asToolError(err error, te **registry.Error) bool {
 func TestLiveOutputInArrivalOrder(t *testing.T) {
 	var live liveOutput
 	// Sleeps force the order the chunks reach us in.
-	cmd := "echo one; sleep 0.05; echo two >&2; sleep 0.05; echo three"
+	cmd := "echo one; sleep 0.2; echo two >&2; sleep 0.2; echo three"
 	r, err := call(t, t.Context(), nil, t.TempDir(), Args{Command: cmd}, &live)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package bash
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -417,5 +418,34 @@ func TestPresentResultNeverRan(t *testing.T) {
 	g, ok := v.(registry.GenericCard)
 	if !ok || len(g.Content) != 1 || !strings.Contains(g.Content[0].Text, "```console\nError: the user rejected") {
 		t.Errorf("got %#v", v)
+	}
+}
+
+// TestTailBufferMatchesReference checks the ring against the obvious
+// implementation (keep everything, slice the end) over random writes.
+func TestTailBufferMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		capacity := 1 + rng.IntN(64)
+		b := newTailBuffer(capacity)
+		var all []byte
+		for range rng.IntN(20) {
+			p := make([]byte, rng.IntN(3*capacity))
+			for i := range p {
+				p[i] = "ab\n\xc3\xa9"[rng.IntN(5)]
+			}
+			b.Write(p)
+			all = append(all, p...)
+		}
+		want := all[max(0, len(all)-capacity):]
+		if len(all) > capacity {
+			want = trimFront(want)
+		}
+		if got := b.String(); got != string(want) {
+			t.Fatalf("round %d cap %d: got %q, want %q", round, capacity, got, want)
+		}
+		if b.total != int64(len(all)) || b.truncated() != (len(all) > capacity) {
+			t.Fatalf("round %d: total %d truncated %v for %d bytes", round, b.total, b.truncated(), len(all))
+		}
 	}
 }

@@ -24,6 +24,7 @@ type Session struct {
 	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
 	scope *registry.Scope
 	pipe  *pipeline.Pipeline
+	files *Files // tools' file access and read-tracking (files.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -46,6 +47,7 @@ type Session struct {
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities) *Session {
 	s := &Session{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: session.NewLog(a.o.Now)}
+	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
 	s.initControls()
 	s.pipe = pipeline.New(&pipeline.Options{
@@ -255,7 +257,7 @@ func (s *Session) runTools(ctx context.Context, tcs []model.ToolCall) []registry
 	calls := make([]*registry.Call, len(tcs))
 	outs := make([]*outputCoalescer, len(tcs))
 	for i, tc := range tcs {
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: tc.Arguments, Cwd: s.cwd, Roots: s.roots}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: tc.Arguments, Cwd: s.cwd, Roots: s.roots, Files: s.files}
 		outs[i] = s.liveOutput(ctx, tc.ID)
 		calls[i].Output = outs[i].Write
 	}

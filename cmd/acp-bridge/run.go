@@ -13,6 +13,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/agent"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/tools/bash"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
 )
@@ -88,6 +89,7 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	reg := registry.New()
 	fs.Register(reg)
+	bash.Register(reg)
 	todo.Register(reg)
 	models, def, err := cfg.modelChoices()
 	if err != nil {

@@ -1,9 +1,13 @@
-// Package fs holds the reference file tools (read, and later write, edit,
-// glob, grep), one tool per file. Paths are resolved against the session
-// cwd; every path a card carries is absolute.
+// Package fs holds the reference file tools (read, write, edit, glob, grep),
+// one tool per file. Paths are resolved against the session cwd; every path
+// a card carries is absolute.
 package fs
 
 import (
+	"context"
+	"errors"
+	iofs "io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +17,99 @@ import (
 // Register adds the file tools to r.
 func Register(r *registry.Registry) {
 	registry.MustAdd(r, readTool())
+	registry.MustAdd(r, writeTool())
+	registry.MustAdd(r, editTool())
+	registry.MustAdd(r, globTool())
+	registry.MustAdd(r, grepTool())
+}
+
+// Tracker is the read-tracking a Call.Files may offer (the agent's does,
+// per session). With it, edit refuses a file the session has not read, or
+// that changed since it was read, and write refuses to overwrite one. The
+// version of a file is its content: what the session last saw (read) or
+// last put there (write, edit).
+type Tracker interface {
+	// MarkRead records content as the version of path the session has seen.
+	MarkRead(path, content string)
+	// ReadState reports whether the session has seen path, and whether
+	// content is still the version it saw.
+	ReadState(path, content string) (seen, current bool)
+}
+
+// files returns the call's file access: the agent's (editor or disk), or
+// the disk when the call has none.
+func files(c *registry.Call) registry.Files {
+	if c.Files != nil {
+		return c.Files
+	}
+	return disk{}
+}
+
+func tracker(c *registry.Call) Tracker {
+	t, _ := c.Files.(Tracker)
+	return t
+}
+
+// disk is file access straight to the disk, for calls without an agent
+// (tests, embedders). The agent's own implementation lives in package agent,
+// which tools do not import; the atomic write is repeated there.
+type disk struct{}
+
+func (disk) ReadText(_ context.Context, path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
+}
+
+func (disk) WriteText(_ context.Context, path, content string) error {
+	return writeAtomic(path, []byte(content))
+}
+
+// writeAtomic replaces path with data so that a concurrent reader sees the
+// old content or the new, never a mix: a temp file in the same directory,
+// synced, given the old file's mode, renamed over the target. A symlink is
+// written through (its target is replaced), not replaced by a file.
+func writeAtomic(path string, data []byte) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	mode := iofs.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	} else if !errors.Is(err, iofs.ErrNotExist) {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".acp-bridge-*")
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	ok = true
+	return nil
 }
 
 // resolve makes p absolute against cwd.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	iofs "io/fs"
 	"os"
 	"strings"
@@ -38,6 +39,9 @@ func readTool() registry.Tool[readArgs, string] {
 			`"required":["file_path"]}`),
 		Run:             runRead,
 		ConcurrencySafe: func(readArgs) bool { return true },
+		Permission: func(c *registry.Call, in readArgs) *registry.Permission {
+			return outsidePermission(c, resolve(c.Cwd, in.FilePath), "read")
+		},
 		PresentCall: func(in readArgs) registry.View {
 			return readCard(in, "")
 		},
@@ -85,9 +89,21 @@ func runRead(ctx context.Context, c *registry.Call, in readArgs) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return formatRead(path, data, in.Offset, in.Limit)
+	out, err := formatRead(path, data, in.Offset, in.Limit)
+	if err != nil {
+		return "", err
+	}
+	// The whole file was read, whatever part was shown: that is the version
+	// a later edit is checked against.
+	if t := tracker(c); t != nil {
+		t.MarkRead(path, string(data))
+	}
+	return out, nil
 }
 
+// readFile returns the file's text through the call's file access (the
+// editor's buffer when the agent offers it). A binary file on disk is refused
+// before the editor is asked for it as text.
 func readFile(ctx context.Context, c *registry.Call, path string) ([]byte, error) {
 	st, err := os.Stat(path)
 	switch {
@@ -95,19 +111,39 @@ func readFile(ctx context.Context, c *registry.Call, path string) ([]byte, error
 		if c.Files == nil {
 			return nil, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
 		}
+		// The editor may hold an unsaved buffer for a file not yet on disk.
 	case err != nil:
 		return nil, registry.Errorf("FS_ERROR", err.Error())
 	case st.IsDir():
 		return nil, registry.Errorf("FS_IS_DIRECTORY", fmt.Sprintf("%s is a directory, not a file", path))
-	}
-	if c.Files != nil {
-		s, err := c.Files.ReadText(ctx, path)
-		if err != nil {
-			return nil, registry.Errorf("FS_ERROR", fmt.Sprintf("could not read %s: %v", path, err))
+	default:
+		if head, err := readHead(path, 8192); err == nil && bytes.IndexByte(head, 0) >= 0 {
+			return nil, registry.Errorf("FS_BINARY", fmt.Sprintf("cannot read binary file: %s", path))
 		}
-		return []byte(s), nil
 	}
-	return os.ReadFile(path)
+	s, err := files(c).ReadText(ctx, path)
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return nil, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
+		}
+		return nil, registry.Errorf("FS_ERROR", fmt.Sprintf("could not read %s: %v", path, err))
+	}
+	return []byte(s), nil
+}
+
+// readHead returns up to n bytes from the start of path.
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	m, err := io.ReadFull(f, b)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return b[:m], err
 }
 
 func isBinary(data []byte) bool {

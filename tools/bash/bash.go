@@ -1,0 +1,359 @@
+// Package bash is the reference shell tool: one `bash -c` per call in its own
+// process group, output streamed live to the card and bounded for the model,
+// timeouts and cancellation that take the whole group down.
+package bash
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// Options tune the tool; the zero value of each field takes its default.
+type Options struct {
+	DefaultTimeout time.Duration // 120 s
+	MaxTimeout     time.Duration // 600 s; a longer timeout_ms is clamped to it
+	KillGrace      time.Duration // 3 s between SIGTERM and SIGKILL
+	TailBytes      int           // 64,000 bytes per stream for the model
+	SpillDir       string        // os.TempDir()
+	MaxSpillBytes  int64         // 64 MiB per stream in the spill file
+	ChunkBytes     int           // 256 KiB read size
+}
+
+func (o *Options) withDefaults() Options {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.DefaultTimeout <= 0 {
+		v.DefaultTimeout = 120 * time.Second
+	}
+	if v.MaxTimeout <= 0 {
+		v.MaxTimeout = 600 * time.Second
+	}
+	if v.KillGrace <= 0 {
+		v.KillGrace = 3 * time.Second
+	}
+	if v.TailBytes <= 0 {
+		v.TailBytes = 64_000
+	}
+	if v.MaxSpillBytes <= 0 {
+		v.MaxSpillBytes = 64 << 20
+	}
+	if v.ChunkBytes <= 0 {
+		v.ChunkBytes = 256 << 10
+	}
+	return v
+}
+
+// DiskChanges is implemented by a Call.Files that needs to know when the
+// agent may change files behind the editor's back: a command can write any
+// file, so while one runs, disk changes are the agent's own.
+type DiskChanges interface {
+	BeginDiskChanges() (end func())
+}
+
+// Register adds bash with default options to r.
+func Register(r *registry.Registry) { registry.MustAdd(r, Tool(nil)) }
+
+// Args are the model's parameters.
+type Args struct {
+	Command     string `json:"command"`
+	Description string `json:"description,omitempty"`
+	TimeoutMs   int    `json:"timeout_ms,omitempty"`
+	Workdir     string `json:"workdir,omitempty"`
+}
+
+// Outcome is a finished command. Stdout and Stderr are what the model
+// reads; Output is the interleaved tail the terminal card shows.
+type Outcome struct {
+	Cwd             string       `json:"cwd"`
+	ExitCode        *int         `json:"exit_code"`
+	Signal          string       `json:"signal,omitempty"`
+	TimedOut        bool         `json:"timed_out,omitempty"`
+	TimeoutMs       int64        `json:"timeout_ms"`
+	DurationMs      int64        `json:"duration_ms"`
+	Stdout          StreamResult `json:"stdout"`
+	Stderr          StreamResult `json:"stderr"`
+	Output          string       `json:"output"`
+	OutputTruncated bool         `json:"output_truncated,omitempty"`
+}
+
+// Truncated reports whether the model saw only a tail of some stream.
+func (o Outcome) Truncated() bool { return o.Stdout.Truncated || o.Stderr.Truncated }
+
+// meta is what the result stores for the card: everything but the model's
+// text, which is already the result's content.
+type meta struct {
+	Cwd             string `json:"cwd"`
+	ExitCode        *int   `json:"exit_code"`
+	Signal          string `json:"signal,omitempty"`
+	TimedOut        bool   `json:"timed_out,omitempty"`
+	TimeoutMs       int64  `json:"timeout_ms"`
+	DurationMs      int64  `json:"duration_ms"`
+	Output          string `json:"output"`
+	OutputTruncated bool   `json:"output_truncated,omitempty"`
+	Truncated       bool   `json:"truncated,omitempty"`
+	StdoutSpill     string `json:"stdout_spill,omitempty"`
+	StderrSpill     string `json:"stderr_spill,omitempty"`
+}
+
+const description = "Run a shell command with `bash -c` in the workspace (or workdir) and return its output. " +
+	"Each call is a fresh shell; stdin is empty. The command is killed after timeout_ms " +
+	"(default 120000, at most 600000) with its whole process group, and background processes " +
+	"do not outlive the call. The result ends with [exit code: N], [killed by signal: SIG] " +
+	"or [timed out after Nms]: check it and investigate failures before moving on. " +
+	"Long output keeps its last 64 KB per stream; the full output's file is named when cut."
+
+// Tool returns the bash tool definition.
+func Tool(o *Options) registry.Tool[Args, Outcome] {
+	opts := o.withDefaults()
+	return registry.Tool[Args, Outcome]{
+		Name:        "bash",
+		Description: description,
+		Parameters: []byte(`{"type":"object","properties":{` +
+			`"command":{"type":"string","minLength":1,"description":"The command line, run with bash -c"},` +
+			`"description":{"type":"string","description":"What the command does, in 5-10 words, for the user"},` +
+			`"timeout_ms":{"type":"integer","minimum":1,"description":"Milliseconds before the command is killed (default 120000, at most 600000)"},` +
+			`"workdir":{"type":"string","description":"Directory to run in, absolute or relative to the workspace root (default: the workspace root)"}},` +
+			`"required":["command"],"additionalProperties":false}`),
+		Run: func(ctx context.Context, c *registry.Call, in Args) (Outcome, error) {
+			return run(ctx, c, in, opts)
+		},
+		Render: func(_ Args, out Outcome) []registry.Content {
+			return []registry.Content{registry.Text(render(out))}
+		},
+		Meta: func(_ Args, out Outcome) any {
+			return meta{Cwd: out.Cwd, ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut,
+				TimeoutMs: out.TimeoutMs, DurationMs: out.DurationMs, Output: out.Output,
+				OutputTruncated: out.OutputTruncated, Truncated: out.Truncated(),
+				StdoutSpill: out.Stdout.SpillPath, StderrSpill: out.Stderr.SpillPath}
+		},
+		PresentCall: func(in Args) registry.View {
+			return registry.TerminalCard{Command: in.Command, Cwd: in.Workdir, Description: in.Description}
+		},
+		PresentResult: presentResult,
+		Permission:    permission,
+		// bash is never concurrency-safe: commands share the workspace.
+	}
+}
+
+func presentResult(in Args, r registry.Result) registry.View {
+	card := registry.TerminalCard{Command: in.Command, Cwd: in.Workdir, Description: in.Description}
+	var m meta
+	if len(r.Meta) > 0 && json.Unmarshal(r.Meta, &m) == nil {
+		card.Cwd = m.Cwd
+		card.Output, card.ExitCode, card.Signal = m.Output, m.ExitCode, m.Signal
+		card.TimedOut, card.Truncated = m.TimedOut, m.Truncated || m.OutputTruncated
+		return card
+	}
+	if r.Code == "ABORTED" {
+		// Cancelled mid-run: the group got SIGTERM. Keep the terminal (and
+		// the output it streamed) and show how it ended.
+		card.Signal = "SIGTERM"
+		return card
+	}
+	// The command never ran (denied, rejected, bad workdir): the error text.
+	return registry.GenericCard{Kind: "execute", Content: []registry.Content{registry.Text(fence(r.Text()))}}
+}
+
+// render is the model's text: stdout, then stderr, then where cut output
+// went, then how the command ended.
+func render(o Outcome) string {
+	var parts []string
+	if o.Stdout.Text != "" {
+		parts = append(parts, strings.TrimRight(o.Stdout.Text, "\n"))
+	}
+	if o.Stderr.Text != "" {
+		parts = append(parts, "[stderr]\n"+strings.TrimRight(o.Stderr.Text, "\n"))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "(no output)")
+	}
+	for _, s := range []StreamResult{o.Stdout, o.Stderr} {
+		if n := s.note(); n != "" {
+			parts = append(parts, n)
+		}
+	}
+	if o.TimedOut {
+		parts = append(parts, fmt.Sprintf("[timed out after %dms]", o.TimeoutMs))
+	}
+	switch {
+	case o.Signal != "":
+		parts = append(parts, "[killed by signal: "+o.Signal+"]")
+	case o.ExitCode != nil:
+		parts = append(parts, fmt.Sprintf("[exit code: %d]", *o.ExitCode))
+	}
+	return strings.Join(parts, "\n")
+}
+
+func fence(s string) string {
+	ticks := "```"
+	for strings.Contains(s, ticks) {
+		ticks += "`"
+	}
+	return ticks + "console\n" + strings.TrimRight(s, "\n") + "\n" + ticks
+}
+
+// workdir resolves the model's workdir against the session cwd.
+func workdir(c *registry.Call, w string) string {
+	switch {
+	case w == "":
+		return c.Cwd
+	case filepath.IsAbs(w):
+		return filepath.Clean(w)
+	}
+	return filepath.Join(c.Cwd, w)
+}
+
+func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return Outcome{}, registry.Errorf("INVALID_ARGS", "invalid command: expected a non-empty string")
+	}
+	cwd := workdir(c, in.Workdir)
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return Outcome{}, registry.Errorf("BASH_WORKDIR", fmt.Sprintf("workdir %s is not a directory", cwd))
+	}
+	timeout := o.DefaultTimeout
+	if in.TimeoutMs > 0 {
+		timeout = min(time.Duration(in.TimeoutMs)*time.Millisecond, o.MaxTimeout)
+	}
+	out := Outcome{Cwd: cwd, TimeoutMs: timeout.Milliseconds()}
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return out, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return out, err
+	}
+	growPipe(outW)
+	growPipe(errW)
+	// Not CommandContext: cancellation must take down the whole group, with
+	// a grace period, which we do ourselves.
+	cmd := exec.Command("bash", "-c", in.Command)
+	cmd.Dir = cwd
+	cmd.Env = scrubbedEnv()
+	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	if dc, ok := c.Files.(DiskChanges); ok {
+		end := dc.BeginDiskChanges()
+		defer end()
+	}
+	started := time.Now()
+	err = cmd.Start()
+	outW.Close() // the child has its copies; EOF comes when every holder closes
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return out, registry.Errorf("BASH_SPAWN", "could not start bash: "+err.Error())
+	}
+	pgid := cmd.Process.Pid
+
+	col := newCollector(c.Output, o)
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); col.copy(outR, col.stdout, o.ChunkBytes) }()
+	go func() { defer readers.Done(); col.copy(errR, col.stderr, o.ChunkBytes) }()
+
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+
+	timer := time.NewTimer(timeout)
+	aborted := false
+	select {
+	case <-exited:
+		timer.Stop()
+		killStragglers(pgid, o.KillGrace)
+	case <-timer.C:
+		out.TimedOut = true
+		terminate(pgid, exited, o.KillGrace)
+	case <-ctx.Done():
+		timer.Stop()
+		aborted = true
+		terminate(pgid, exited, o.KillGrace)
+	}
+	// A process that left the group (setsid) may still hold a pipe: stop
+	// waiting for it after a second and close our ends.
+	readersDone := make(chan struct{})
+	go func() { readers.Wait(); close(readersDone) }()
+	select {
+	case <-readersDone:
+	case <-time.After(time.Second):
+		outR.Close()
+		errR.Close()
+		<-readersDone
+	}
+	outR.Close()
+	errR.Close()
+
+	out.DurationMs = time.Since(started).Milliseconds()
+	out.ExitCode, out.Signal = exitStatus(cmd.ProcessState)
+	out.Stdout, out.Stderr = col.stdout.result(), col.stderr.result()
+	out.Output, out.OutputTruncated = col.combined.String(), col.combined.truncated()
+	if aborted {
+		return out, registry.Errorf("ABORTED", "tool call aborted")
+	}
+	return out, nil
+}
+
+// collector receives both streams. One lock orders them, so the live
+// output and the combined tail see chunks in the order they arrived.
+type collector struct {
+	mu       sync.Mutex
+	emit     func([]byte)
+	stdout   *stream
+	stderr   *stream
+	combined *tailBuffer
+}
+
+func newCollector(emit func([]byte), o Options) *collector {
+	return &collector{emit: emit,
+		stdout:   newStream("stdout", o.TailBytes, o.SpillDir, o.MaxSpillBytes),
+		stderr:   newStream("stderr", o.TailBytes, o.SpillDir, o.MaxSpillBytes),
+		combined: newTailBuffer(o.TailBytes)}
+}
+
+func (c *collector) copy(r io.Reader, s *stream, chunk int) {
+	buf := make([]byte, chunk)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.add(s, buf[:n])
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				c.add(s, []byte("\n[reading output failed: "+err.Error()+"]\n"))
+			}
+			return
+		}
+	}
+}
+
+func (c *collector) add(s *stream, p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.Write(p)
+	c.combined.Write(p)
+	if c.emit != nil {
+		// The listener may keep the chunk (coalescing): give it its own copy.
+		c.emit(bytes.Clone(p))
+	}
+}

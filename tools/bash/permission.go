@@ -1,0 +1,139 @@
+package bash
+
+import (
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// permission asks about every command. What an "always" answer remembers
+// is the program and its subcommand ("bash:go test"), but only for a simple
+// command: anything the shell could turn into a second command (;, &&, |,
+// $(…), redirections, a newline…) is remembered as the exact command line,
+// so allowing `go test` never allows `go test && rm -rf ~`.
+//
+// A workdir outside the session's roots (symlinks evaluated) is part of what
+// is asked and remembered: allowing `go test` in the workspace does not
+// allow it elsewhere.
+func permission(c *registry.Call, in Args) *registry.Permission {
+	cmd := strings.TrimSpace(in.Command)
+	p := &registry.Permission{Reason: "run `" + short(cmd, 200) + "`"}
+	if dir := workdir(c, in.Workdir); !insideRoots(c, dir) {
+		real := evalDir(dir)
+		p.Reason += " in " + real + ", outside the workspace"
+		p.Key, p.Subject = "bash:"+cmd+" @ "+real, "`"+short(cmd, 60)+"` in `"+real+"`"
+		return p
+	}
+	if prefix, ok := commandPrefix(cmd); ok {
+		p.Key, p.Subject = "bash:"+prefix, "`"+prefix+"`"
+		return p
+	}
+	p.Key, p.Subject = "bash:"+cmd, "`"+short(cmd, 60)+"`"
+	return p
+}
+
+// commandPrefix returns "program subcommand" (or "program") of a simple
+// command, and false when the command line is not simple.
+func commandPrefix(cmd string) (string, bool) {
+	if cmd == "" || !simple(cmd) {
+		return "", false
+	}
+	words := strings.Fields(cmd)
+	// A leading NAME=value changes what the program does (PATH=..., LD_PRELOAD=...),
+	// and a quoted or escaped program name hides what runs: such a line is
+	// remembered exactly.
+	if len(words) == 0 || isAssignment(words[0]) || strings.ContainsAny(words[0], `'"\`) {
+		return "", false
+	}
+	prefix := words[0]
+	if len(words) > 1 && isSubcommand(words[1]) {
+		prefix += " " + words[1]
+	}
+	return prefix, true
+}
+
+// simple reports whether the shell will run cmd as one command: no
+// separator, pipe, background, subshell, substitution, expansion of a
+// variable or redirection outside single quotes. Inside double quotes $ and
+// ` still expand, so they count there too; a backslash anywhere is refused
+// rather than reasoned about.
+func simple(cmd string) bool {
+	inSingle, inDouble := false, false
+	for _, r := range cmd {
+		switch {
+		case inSingle:
+			inSingle = r != '\''
+		case r == '\\':
+			return false
+		case inDouble:
+			switch r {
+			case '"':
+				inDouble = false
+			case '$', '`':
+				return false
+			}
+		case r == '\'':
+			inSingle = true
+		case r == '"':
+			inDouble = true
+		case strings.ContainsRune(";&|<>()$`\n\r", r):
+			return false
+		}
+	}
+	return !inSingle && !inDouble
+}
+
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	return ok && name != "" && !strings.ContainsAny(name, "/.-")
+}
+
+// isSubcommand: a plain word like "test" or "run-script", not a flag or a path.
+func isSubcommand(w string) bool {
+	if w == "" || w[0] == '-' {
+		return false
+	}
+	for _, r := range w {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+func short(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+// insideRoots reports whether dir, symlinks evaluated, is inside one of the
+// call's roots. No roots: no boundary.
+func insideRoots(c *registry.Call, dir string) bool {
+	if len(c.Roots) == 0 {
+		return true
+	}
+	real := evalDir(dir)
+	for _, r := range c.Roots {
+		rel, err := filepath.Rel(evalDir(r), real)
+		if err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return false
+}
+
+// evalDir resolves symlinks in dir when it exists.
+func evalDir(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
+	}
+	return filepath.Clean(dir)
+}

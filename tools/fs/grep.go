@@ -1,0 +1,400 @@
+package fs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"regexp/syntax"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+const (
+	grepLimit      = 250     // matches per call
+	grepLineLength = 500     // characters of a matching line shown
+	grepWholeFile  = 8 << 20 // files up to this size are read at once; larger ones line by line
+)
+
+type grepArgs struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path,omitempty"`
+	Include string `json:"include,omitempty"`
+}
+
+// GrepMatch is one matching line.
+type grepMatch struct {
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+type grepFile struct {
+	Path    string      `json:"path"`
+	Matches []grepMatch `json:"matches"`
+}
+
+type grepOut struct {
+	Files   []grepFile `json:"files"` // in path order
+	Matches int        `json:"matches"`
+	Capped  bool       `json:"capped,omitempty"` // more matches exist than shown
+}
+
+func grepTool() registry.Tool[grepArgs, grepOut] {
+	return registry.Tool[grepArgs, grepOut]{
+		Name: "grep",
+		Description: "Search file contents with a Go regular expression (RE2 syntax; ^ and $ match at line boundaries). " +
+			"Returns at most 250 matching lines grouped by file, as \"N: text\". include filters files by name " +
+			"(\"*.go\", \"*.{ts,tsx}\"). Binary files, files ignored by .gitignore and VCS directories are skipped.",
+		Parameters: []byte(`{"type":"object","properties":{` +
+			`"pattern":{"type":"string","minLength":1,"description":"The regular expression to search for"},` +
+			`"path":{"type":"string","description":"The file or directory to search, absolute or relative to the workspace root (default: the workspace root)"},` +
+			`"include":{"type":"string","description":"Only search files whose name matches this glob, e.g. \"*.go\""}},` +
+			`"required":["pattern"],"additionalProperties":false}`),
+		Run: runGrep,
+		Render: func(_ grepArgs, out grepOut) []registry.Content {
+			return []registry.Content{registry.Text(renderGrep(out))}
+		},
+		Meta:            grepMeta,
+		ConcurrencySafe: func(grepArgs) bool { return true },
+		PresentCall: func(in grepArgs) registry.View {
+			return registry.GenericCard{Title: searchTitle("Grep", in.Pattern, in.Path, in.Include), Kind: "search"}
+		},
+		PresentResult: func(in grepArgs, r registry.Result) registry.View {
+			card := registry.GenericCard{Title: searchTitle("Grep", in.Pattern, in.Path, in.Include), Kind: "search"}
+			var m struct {
+				Locations []registry.Location `json:"locations"`
+			}
+			if !r.IsError && json.Unmarshal(r.Meta, &m) == nil {
+				card.Locations = m.Locations
+			}
+			return card
+		},
+		Permission: func(c *registry.Call, in grepArgs) *registry.Permission {
+			return outsidePermission(c, resolve(c.Cwd, in.Path), "search")
+		},
+	}
+}
+
+// grepMeta stores every shown match as a card location (absolute path, line).
+func grepMeta(_ grepArgs, out grepOut) any {
+	var locs []registry.Location
+	for _, f := range out.Files {
+		for _, m := range f.Matches {
+			locs = append(locs, registry.Location{Path: f.Path, Line: m.Line})
+		}
+	}
+	return map[string]any{"locations": locs}
+}
+
+func renderGrep(out grepOut) string {
+	if out.Matches == 0 {
+		return "No matches found"
+	}
+	var b strings.Builder
+	if out.Capped {
+		fmt.Fprintf(&b, "Found more than %d matches; showing the first %d. Narrow the pattern, path or include to see the rest.\n", grepLimit, out.Matches)
+	} else {
+		fmt.Fprintf(&b, "Found %d matches in %d files\n", out.Matches, len(out.Files))
+	}
+	for i, f := range out.Files {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(f.Path + ":\n")
+		for _, m := range f.Matches {
+			fmt.Fprintf(&b, "  %d: %s\n", m.Line, m.Text)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func runGrep(ctx context.Context, c *registry.Call, in grepArgs) (grepOut, error) {
+	root := resolve(c.Cwd, in.Path)
+	re, err := regexp.Compile(in.Pattern)
+	if err != nil {
+		return grepOut{}, registry.Errorf("INVALID_ARGS", fmt.Sprintf("invalid regular expression %q: %v", in.Pattern, err))
+	}
+	whole := prefilter(in.Pattern)
+	var include *globMatcher
+	if in.Include != "" {
+		if include, err = newGlobMatcher(in.Include); err != nil {
+			return grepOut{}, registry.Errorf("INVALID_ARGS", fmt.Sprintf("invalid include pattern %q: %v", in.Include, err))
+		}
+	}
+	st, err := os.Stat(root)
+	if err != nil {
+		return grepOut{}, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("path not found: %s", root))
+	}
+	s := &searcher{re: re, whole: whole, limit: grepLimit + 1}
+	if !st.IsDir() {
+		fm, err := s.file(root)
+		if err != nil {
+			return grepOut{}, registry.Errorf("FS_ERROR", err.Error())
+		}
+		return collect([]grepFile{{Path: root, Matches: fm}}), nil
+	}
+	return s.tree(ctx, c, root, include)
+}
+
+// collect turns per-file matches (in path order) into the capped result.
+func collect(files []grepFile) grepOut {
+	var out grepOut
+	for _, f := range files {
+		if len(f.Matches) == 0 {
+			continue
+		}
+		if left := grepLimit - out.Matches; len(f.Matches) > left {
+			out.Capped = true
+			if left == 0 {
+				break
+			}
+			f.Matches = f.Matches[:left]
+		}
+		out.Files = append(out.Files, f)
+		out.Matches += len(f.Matches)
+	}
+	return out
+}
+
+// prefilter returns a regexp that rejects whole files at once: any file
+// with a matching line matches it. (?m) gives ^ its per-line meaning. It is
+// nil (every file is searched line by line) when the pattern uses $, \A or
+// \z: a "\r\n" line end or the buffer's ends would make it disagree.
+func prefilter(pattern string) *regexp.Regexp {
+	re, err := syntax.Parse("(?m)"+pattern, syntax.Perl)
+	if err != nil || usesAnchors(re) {
+		return nil
+	}
+	return regexp.MustCompile("(?m)" + pattern)
+}
+
+func usesAnchors(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpEndLine, syntax.OpEndText, syntax.OpBeginText:
+		return true
+	}
+	for _, sub := range re.Sub {
+		if usesAnchors(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+type searcher struct {
+	re, whole *regexp.Regexp
+	limit     int // matches worth finding in one file
+	bufs      sync.Pool
+}
+
+// tree searches every file under root on all CPUs. Files are numbered in
+// walk order and results are taken in that order, so the first matches by
+// path are the ones shown, and the walk stops once they are known.
+func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, include *globMatcher) (grepOut, error) {
+	parent := ctx
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	type job struct {
+		seq  int
+		path string
+	}
+	type done struct {
+		seq  int
+		file grepFile
+	}
+	jobs := make(chan job, 256)
+	results := make(chan done, 256)
+	go func() {
+		defer close(jobs)
+		seq := 0
+		_ = walkFiles(ctx, root, func(abs string, d iofs.DirEntry) error {
+			if include != nil {
+				rel, _ := filepath.Rel(root, abs)
+				if !include.match(rel) {
+					return nil
+				}
+			}
+			if d.Type()&iofs.ModeSymlink != 0 {
+				// Followed only to a regular file inside the roots: a link
+				// out of the workspace is not read.
+				st, err := os.Stat(abs)
+				if err != nil || !st.Mode().IsRegular() || !inRoots(c, abs) {
+					return nil
+				}
+			} else if !d.Type().IsRegular() {
+				return nil
+			}
+			select {
+			case jobs <- job{seq, abs}:
+				seq++
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	var workers sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for j := range jobs {
+				m, _ := s.file(j.path) // unreadable files are skipped
+				select {
+				case results <- done{j.seq, grepFile{Path: j.path, Matches: m}}:
+				case <-ctx.Done():
+				}
+			}
+		}()
+	}
+	go func() { workers.Wait(); close(results) }()
+
+	pending := map[int]grepFile{}
+	var ordered []grepFile
+	next, found := 0, 0
+	for r := range results {
+		pending[r.seq] = r.file
+		for f, ok := pending[next]; ok; f, ok = pending[next] {
+			delete(pending, next)
+			next++
+			if len(f.Matches) > 0 {
+				ordered = append(ordered, f)
+				found += len(f.Matches)
+			}
+		}
+		if found > grepLimit {
+			stop() // the first grepLimit+1 matches in path order are known
+		}
+	}
+	if err := parent.Err(); err != nil {
+		return grepOut{}, err // cancelled by the caller, not by our early stop
+	}
+	return collect(ordered), nil
+}
+
+// file returns the matching lines of one file (at most s.limit), or none
+// for a binary file.
+func (s *searcher) file(path string) ([]grepMatch, error) {
+	bp, _ := s.bufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, 64<<10)
+		bp = &b
+	}
+	defer func() {
+		if cap(*bp) <= 1<<20 { // a buffer grown for a big file is not kept
+			s.bufs.Put(bp)
+		}
+	}()
+	data, big, err := slurp(path, *bp, grepWholeFile)
+	*bp = data[:0]
+	if err != nil {
+		return nil, err
+	}
+	if big {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return s.stream(f)
+	}
+	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 || s.whole != nil && !s.whole.Match(data) {
+		return nil, nil
+	}
+	var out []grepMatch
+	for n := 1; len(data) > 0 && len(out) < s.limit; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if s.re.Match(line) {
+			out = append(out, grepMatch{Line: n, Text: shortLine(line)})
+		}
+	}
+	return out, nil
+}
+
+// slurp reads a whole file into buf, growing it up to max bytes; big is
+// true when the file is larger (buf then holds its start). Raw system calls,
+// because os.File's setup (non-blocking mode, poller registration) costs
+// more than reading a small file, and grep opens every file of a tree.
+func slurp(path string, buf []byte, max int) (data []byte, big bool, err error) {
+	var fd int
+	for {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return buf[:0], false, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > max {
+				return buf, true, nil
+			}
+			buf = slices.Grow(buf, cap(buf))
+		}
+		want := cap(buf) - len(buf)
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return buf, false, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return buf, false, nil
+		}
+		buf = buf[:len(buf)+n]
+		if n < want {
+			// A regular file reads short only at its end: skip the read
+			// that would return 0, a third of grep's system calls.
+			return buf, false, nil
+		}
+	}
+}
+
+// stream searches a large file line by line.
+func (s *searcher) stream(r io.Reader) ([]grepMatch, error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	head, _ := br.Peek(8192)
+	if bytes.IndexByte(head, 0) >= 0 {
+		return nil, nil
+	}
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 0, 256<<10), 16<<20)
+	var out []grepMatch
+	for n := 1; sc.Scan() && len(out) < s.limit; n++ {
+		line := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
+		if s.re.Match(line) {
+			out = append(out, grepMatch{Line: n, Text: shortLine(line)})
+		}
+	}
+	return out, sc.Err()
+}
+
+func shortLine(b []byte) string {
+	if utf8.RuneCount(b) <= grepLineLength {
+		return string(b)
+	}
+	r := []rune(string(b))
+	return string(r[:grepLineLength]) + "… (line truncated)"
+}

@@ -1,0 +1,246 @@
+package fs
+
+import (
+	"bufio"
+	"context"
+	iofs "io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// vcsDirs are never searched: version-control metadata, not workspace files.
+var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, ".jj": true}
+
+// ignoreRule is one line of a .gitignore, relative to the directory holding it.
+type ignoreRule struct {
+	dir      string   // absolute directory of the .gitignore
+	segs     []string // pattern split on "/"; one segment when it matches names at any depth
+	anchored bool     // the pattern had a "/" before its end: matched from dir
+	dirOnly  bool     // trailing "/": matches directories only
+	negate   bool     // leading "!": re-includes
+}
+
+// parseIgnore reads the rules of one .gitignore file (none if absent).
+func parseIgnore(dir string) []ignoreRule {
+	f, err := os.Open(filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var rules []ignoreRule
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if r, ok := parseIgnoreLine(dir, sc.Text()); ok {
+			rules = append(rules, r)
+		}
+	}
+	return rules
+}
+
+func parseIgnoreLine(dir, line string) (ignoreRule, bool) {
+	line = strings.TrimSuffix(line, "\r")
+	// Trailing spaces are dropped unless escaped with a backslash.
+	for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, "\\ ") {
+		line = line[:len(line)-1]
+	}
+	if line == "" || line[0] == '#' {
+		return ignoreRule{}, false
+	}
+	r := ignoreRule{dir: dir}
+	if line[0] == '!' {
+		r.negate, line = true, line[1:]
+	} else if strings.HasPrefix(line, `\!`) || strings.HasPrefix(line, `\#`) {
+		line = line[1:]
+	}
+	if strings.HasSuffix(line, "/") {
+		r.dirOnly, line = true, strings.TrimRight(line, "/")
+	}
+	if line == "" {
+		return ignoreRule{}, false
+	}
+	if strings.Contains(line, "/") {
+		r.anchored = true
+		line = strings.TrimPrefix(line, "/")
+	}
+	r.segs = strings.Split(line, "/")
+	return r, true
+}
+
+// match reports whether the rule matches abs (a directory when isDir).
+func (r ignoreRule) match(abs string, isDir bool) bool {
+	if r.dirOnly && !isDir {
+		return false
+	}
+	rel, err := filepath.Rel(r.dir, abs)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	if !r.anchored {
+		ok, _ := path.Match(r.segs[0], path.Base(rel))
+		return ok
+	}
+	return matchSegs(r.segs, strings.Split(rel, "/"))
+}
+
+// matchSegs matches a path against pattern segments, "**" standing for any
+// number of segments (none included).
+func matchSegs(pat, segs []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for len(pat) > 1 && pat[1] == "**" {
+				pat = pat[1:]
+			}
+			if len(pat) == 1 {
+				return true
+			}
+			for i := 0; i <= len(segs); i++ {
+				if matchSegs(pat[1:], segs[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], segs[0]); !ok {
+			return false
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}
+
+// ignorer holds the rules in force for a directory: its ancestors' and its own.
+type ignorer struct{ rules []ignoreRule }
+
+func (ig *ignorer) ignored(abs string, isDir bool) bool {
+	ignored := false
+	for _, r := range ig.rules {
+		if r.match(abs, isDir) {
+			ignored = !r.negate
+		}
+	}
+	return ignored
+}
+
+// with returns the ignorer for a subdirectory that may add its own rules.
+func (ig *ignorer) with(dir string) *ignorer {
+	rules := parseIgnore(dir)
+	if len(rules) == 0 {
+		return ig
+	}
+	return &ignorer{rules: append(append([]ignoreRule(nil), ig.rules...), rules...)}
+}
+
+// rootIgnorer collects the .gitignore rules of root's ancestors up to the
+// repository root (the directory holding .git), so searching a subdirectory
+// ignores what the repository ignores. Outside a repository only root's
+// own rules and those below it apply.
+func rootIgnorer(root string) *ignorer {
+	var dirs []string
+	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			break
+		}
+		if filepath.Dir(d) == d {
+			dirs = nil // no repository above root
+			break
+		}
+	}
+	ig := &ignorer{}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		ig = ig.with(dirs[i])
+	}
+	return ig
+}
+
+// walkFiles calls fn for every file under root in lexical order, skipping
+// what .gitignore ignores and VCS metadata. Symlinked directories are not
+// followed; symlinks are passed to fn as they are (d.Type() tells).
+func walkFiles(ctx context.Context, root string, fn func(abs string, d iofs.DirEntry) error) error {
+	return walkDir(ctx, root, rootIgnorer(root).with(root), fn)
+}
+
+func walkDir(ctx context.Context, dir string, ig *ignorer, fn func(string, iofs.DirEntry) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // unreadable directories are skipped, as a search tool does
+	}
+	for _, e := range entries {
+		abs := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			if vcsDirs[e.Name()] || ig.ignored(abs, true) {
+				continue
+			}
+			if err := walkDir(ctx, abs, ig.with(abs), fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if ig.ignored(abs, false) {
+			continue
+		}
+		if err := fn(abs, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expandBraces turns "*.{ts,tsx}" into "*.ts" and "*.tsx" (one level of
+// braces, which path.Match lacks).
+func expandBraces(p string) []string {
+	i := strings.IndexByte(p, '{')
+	j := strings.IndexByte(p[i+1:], '}')
+	if i < 0 || j < 0 {
+		return []string{p}
+	}
+	j += i + 1
+	var out []string
+	for _, alt := range strings.Split(p[i+1:j], ",") {
+		out = append(out, expandBraces(p[:i]+alt+p[j+1:])...)
+	}
+	return out
+}
+
+// globMatcher matches paths relative to a search root: a pattern without
+// "/" matches the file name at any depth (as .gitignore and ripgrep's
+// --glob do); one with "/" matches the whole relative path, "**" spanning
+// directories.
+type globMatcher struct{ pats [][]string }
+
+func newGlobMatcher(pattern string) (*globMatcher, error) {
+	m := &globMatcher{}
+	for _, p := range expandBraces(pattern) {
+		p = strings.TrimPrefix(p, "./")
+		segs := strings.Split(p, "/")
+		for _, s := range segs {
+			if _, err := path.Match(s, ""); err != nil {
+				return nil, err
+			}
+		}
+		if len(segs) == 1 {
+			segs = []string{"**", segs[0]}
+		}
+		m.pats = append(m.pats, segs)
+	}
+	return m, nil
+}
+
+func (m *globMatcher) match(rel string) bool {
+	segs := strings.Split(filepath.ToSlash(rel), "/")
+	for _, p := range m.pats {
+		if matchSegs(p, segs) {
+			return true
+		}
+	}
+	return false
+}

@@ -133,7 +133,7 @@ func Connect(ctx context.Context, s Server, opts *Options) (*Conn, error) {
 	case HTTP:
 		t = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: o.httpClient(s.Headers)}
 	case SSE:
-		t = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: o.httpClient(s.Headers)}
+		t = detached{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: o.httpClient(s.Headers)}}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, &mcp.ClientOptions{
 		Logger: c.log,
@@ -344,6 +344,16 @@ func (c *Conn) list(ctx context.Context) ([]*registry.Def, error) {
 		defs = append(defs, d)
 	}
 	return defs, nil
+}
+
+// detached connects a transport whose stream lives as long as the context
+// it was connected with (the SSE transport's GET does) with a context that
+// keeps Connect's values but not its deadline: the handshake is bounded, the
+// stream is not. Closing the session ends the stream.
+type detached struct{ mcp.Transport }
+
+func (d detached) Connect(ctx context.Context) (mcp.Connection, error) {
+	return d.Transport.Connect(context.WithoutCancel(ctx))
 }
 
 // httpClient sends the editor's headers with every request.

@@ -115,6 +115,8 @@ func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Requ
 		return
 	}
 	rctx, cancel := context.WithCancel(ctx)
+	after := &afterResponse{}
+	rctx = context.WithValue(rctx, afterKey{}, after)
 	key := id.String()
 	c.mu.Lock()
 	c.inflight[key] = cancel
@@ -127,6 +129,7 @@ func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Requ
 			delete(c.inflight, key)
 			c.mu.Unlock()
 			cancel()
+			after.run()
 		}()
 		result, err := c.call(rctx, m, req)
 		if err != nil {

@@ -38,6 +38,8 @@ type Session struct {
 	turns   int
 	history []model.Message
 	perms   permissions
+
+	mcp mcpServers // the editor's MCP servers (mcp.go)
 }
 
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities) *Session {

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 }
 
 // stdioServer is the test binary itself serving MCP on stdio.
-func stdioServer(t *testing.T, name, mode string) (mcpclient.Server, string) {
+func stdioServer(t testing.TB, name, mode string) (mcpclient.Server, string) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	s := mcpclient.Server{Name: name, Command: os.Args[0], Dir: t.TempDir()}
 	for _, kv := range mcptest.Env(mode, pidFile) {

@@ -63,9 +63,19 @@ func startProcess(s Server, log *slog.Logger) (*process, error) {
 	}
 	closeAll(inR, outW, errW) // the child has its copies
 	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: newTail(4 << 10), exited: make(chan struct{})}
-	go p.stderr.drain(errR, log)
+	drained := make(chan struct{})
+	go func() {
+		p.stderr.drain(errR, log)
+		close(drained)
+	}()
 	go func() {
 		p.exitErr = cmd.Wait()
+		// A server's last words explain its exit: let them arrive, but not
+		// wait on a grandchild that keeps stderr open.
+		select {
+		case <-drained:
+		case <-time.After(200 * time.Millisecond):
+		}
 		close(p.exited)
 	}()
 	return p, nil

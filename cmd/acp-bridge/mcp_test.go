@@ -173,7 +173,10 @@ func TestMCPServersDieWithTheBridge(t *testing.T) {
 		}
 	})
 	pids := mcptest.PIDs(pidFile)
-	if len(pids) < 1 || !mcptest.Alive(pids[0]) {
+	for wait := time.Now().Add(5 * time.Second); len(pids) < 2 && time.Now().Before(wait); pids = mcptest.PIDs(pidFile) {
+		time.Sleep(10 * time.Millisecond) // the server's child writes its pid once started
+	}
+	if len(pids) != 2 || !mcptest.Alive(pids[0]) {
 		t.Fatalf("stdio server pids %v", pids)
 	}
 	b.cmd.Process.Kill()

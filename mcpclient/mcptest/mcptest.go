@@ -64,8 +64,16 @@ func MaybeServe() {
 		time.Sleep(time.Hour)
 		os.Exit(0)
 	case modeSleep:
+		// Deaf to SIGTERM, so only a group SIGKILL stops it soon. Orphaned,
+		// it lingers 30s (longer than any test waits, so tests still see
+		// whether the group kill reached it), then goes, so a failed test
+		// does not leave it behind for long.
 		signal.Ignore(syscall.SIGTERM)
-		time.Sleep(time.Hour)
+		parent := os.Getppid()
+		for os.Getppid() == parent {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(30 * time.Second)
 		os.Exit(0)
 	case ModeStubborn:
 		signal.Ignore(syscall.SIGTERM)

@@ -12,6 +12,7 @@ type afterReplyKey struct{}
 type afterReply struct {
 	mu    sync.Mutex
 	funcs []func()
+	done  bool // the response is out: later hooks run at once
 }
 
 func withAfterReply(ctx context.Context) (context.Context, *afterReply) {
@@ -22,7 +23,7 @@ func withAfterReply(ctx context.Context) (context.Context, *afterReply) {
 func (a *afterReply) run() {
 	a.mu.Lock()
 	fs := a.funcs
-	a.funcs = nil
+	a.funcs, a.done = nil, true
 	a.mu.Unlock()
 	for _, f := range fs {
 		f()
@@ -37,9 +38,12 @@ func (a *afterReply) run() {
 func AfterReply(ctx context.Context, f func()) {
 	if a, ok := ctx.Value(afterReplyKey{}).(*afterReply); ok {
 		a.mu.Lock()
-		a.funcs = append(a.funcs, f)
+		if !a.done {
+			a.funcs = append(a.funcs, f)
+			a.mu.Unlock()
+			return
+		}
 		a.mu.Unlock()
-		return
 	}
-	f()
+	f() // no request, or its response already went out (a slow MCP server)
 }

@@ -128,6 +128,7 @@ func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Requ
 			delete(c.inflight, key)
 			c.mu.Unlock()
 			cancel()
+			after.run()
 		}()
 		result, err := c.call(rctx, m, req)
 		if err != nil {

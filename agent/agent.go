@@ -39,6 +39,9 @@ type Options struct {
 	PermissionMode string
 	// ToolsMode is the configured tools mode (native, code, both), shown by /tools.
 	ToolsMode string
+	// MCPStartTimeout bounds how long session/new waits for the session's
+	// MCP servers (default 5s); slower ones join when ready.
+	MCPStartTimeout time.Duration
 
 	// MaxTurnRequests bounds model requests in one turn (default 50); past
 	// it the turn ends with stopReason max_turn_requests.
@@ -58,6 +61,7 @@ type Agent struct {
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
 	sessions map[string]*Session
+	shutdown bool // no sessions after Shutdown: their servers would outlive it
 }
 
 var (
@@ -116,6 +120,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		AgentCapabilities: acp.AgentCapabilities{
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: a.defaultModelImages()},
 			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}},
+			McpCapabilities:     acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
 		AuthMethods: []acp.AuthMethod{},
 	}, nil
@@ -151,8 +156,13 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	a.mu.Unlock()
 	s := newSession(a, a.o.NewID(), roots, caps)
 	a.mu.Lock()
+	if a.shutdown {
+		a.mu.Unlock()
+		return nil, acp.Errorf(acp.CodeInternalError, "internal error: the agent is shutting down")
+	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	s.startMCP(ctx, req.McpServers) // bounded; see MCPStartTimeout
 	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
 	s.announceAfterReply(ctx)
 	modes, opts := s.Controls()
@@ -202,10 +212,12 @@ func (a *Agent) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) 
 	delete(a.sessions, s.id)
 	a.mu.Unlock()
 	s.close()
+	s.stopMCP()
 	return &acp.EmptyResponse{}, nil
 }
 
-// Shutdown cancels every session's turn and waits for them to end.
+// Shutdown cancels every session's turn, waits for them to end, and stops
+// every MCP server. The editor has gone (or the process is exiting).
 func (a *Agent) Shutdown() {
 	a.mu.Lock()
 	ss := make([]*Session, 0, len(a.sessions))
@@ -213,8 +225,10 @@ func (a *Agent) Shutdown() {
 		ss = append(ss, s)
 	}
 	a.sessions = map[string]*Session{}
+	a.shutdown = true
 	a.mu.Unlock()
 	for _, s := range ss {
 		s.close()
 	}
+	stopMCPAll(ss)
 }

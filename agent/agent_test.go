@@ -166,7 +166,7 @@ func TestInitializeNegotiatesVersion1(t *testing.T) {
 		if r.AgentInfo == nil || r.AgentInfo.Name != "acp-bridge" || r.AgentInfo.Version != "1.2.3" {
 			t.Errorf("agentInfo = %+v", r.AgentInfo)
 		}
-		if r.AgentCapabilities.LoadSession || r.AgentCapabilities.McpCapabilities.HTTP {
+		if r.AgentCapabilities.LoadSession {
 			t.Errorf("advertises what does not work yet: %+v", r.AgentCapabilities)
 		}
 	}

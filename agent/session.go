@@ -42,6 +42,7 @@ type Session struct {
 
 	ctl   controls      // mode, model, title, usage (modes.go, usage.go)
 	ready chan struct{} // closed once the session is announced (commands.go)
+	mcp   mcpServers    // the editor's MCP servers (mcp.go)
 }
 
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities) *Session {

@@ -173,6 +173,18 @@ func textItems(cs []registry.Content) []acp.ToolCallContent {
 			out = append(out, acp.ContentItem(acp.TextBlock(c.Text)))
 		case "image":
 			out = append(out, acp.ContentItem(acp.ContentBlock{Type: "image", Data: c.Data, MimeType: c.MimeType}))
+		case "resource":
+			r := &acp.EmbeddedResource{URI: c.URI, MimeType: c.MimeType}
+			if c.Data != "" {
+				blob := c.Data
+				r.Blob = &blob
+			} else {
+				text := c.Text
+				r.Text = &text
+			}
+			out = append(out, acp.ContentItem(acp.ContentBlock{Type: "resource", Resource: r}))
+		case "resource_link":
+			out = append(out, acp.ContentItem(acp.ContentBlock{Type: "resource_link", URI: c.URI, Name: c.Name, MimeType: c.MimeType}))
 		}
 	}
 	return out

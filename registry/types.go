@@ -3,14 +3,17 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Content is one model-facing content block of a tool result.
 type Content struct {
-	Type     string `json:"type"` // "text" | "image"
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"` // base64, for images
+	Type     string `json:"type"`           // "text" | "image" | "resource" | "resource_link"
+	Text     string `json:"text,omitempty"` // text; a text resource's contents
+	Data     string `json:"data,omitempty"` // base64: an image, a binary resource's blob
 	MimeType string `json:"mimeType,omitempty"`
+	URI      string `json:"uri,omitempty"`  // resource, resource_link
+	Name     string `json:"name,omitempty"` // resource_link
 }
 
 // Text returns a text content block.
@@ -38,12 +41,22 @@ func ErrorResult(code, message string) Result {
 	return Result{Content: []Content{Text("Error: " + message)}, IsError: true, Code: code}
 }
 
-// Text joins the text blocks of a result.
+// Text joins the text blocks of a result, with text resources and links
+// spelled out (MCP tools return them) so the model reads them too.
 func (r Result) Text() string {
 	var s string
 	for _, c := range r.Content {
-		if c.Type == "text" {
+		switch c.Type {
+		case "text":
 			s += c.Text
+		case "resource":
+			if c.Data != "" {
+				s += fmt.Sprintf("\n[binary resource uri=%q omitted]\n", c.URI)
+			} else {
+				s += fmt.Sprintf("\n<resource uri=%q>\n%s\n</resource>\n", c.URI, c.Text)
+			}
+		case "resource_link":
+			s += fmt.Sprintf("\n[resource_link name=%q uri=%q]\n", c.Name, c.URI)
 		}
 	}
 	return s

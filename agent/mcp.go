@@ -1,0 +1,327 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/mcpclient"
+)
+
+// defaultMCPStartTimeout bounds how long session/new (load, resume) waits
+// for the session's MCP servers. A slower server keeps starting in the
+// background and its tools appear when it is ready.
+const defaultMCPStartTimeout = 5 * time.Second
+
+// mcpServers is a session's MCP servers: the editor's configuration, their
+// connections, and the tools they put in the session's scope.
+type mcpServers struct {
+	mu      sync.Mutex
+	servers map[string]*mcpServer // by the editor's name
+	// announced: the editor knows the session (the response that names it
+	// has been written), so notices may be sent; until then they wait.
+	announced bool
+	pending   []string
+	closed    bool
+}
+
+// mcpServer is one configured server, connecting, connected or gone.
+type mcpServer struct {
+	cfg     acp.McpServer
+	key     string          // the configuration, to tell a changed server on resume
+	ctx     context.Context // the connection attempt's; cancelled by a stop
+	cancel  context.CancelFunc
+	settled chan struct{} // closed when the connection attempt has ended
+
+	mu      sync.Mutex
+	conn    *mcpclient.Conn
+	unreg   []func() // its tools' registrations in the session scope
+	late    bool     // still starting when the session was answered
+	stopped bool     // stopped by us: closed session, or dropped on resume
+	dead    bool     // ended on its own
+}
+
+// startMCP connects the session to servers, in parallel, and returns when
+// all have connected or failed, or after the start bound, whichever is
+// first. Failures are logged and told to the user (after the response to
+// ctx's request, when the editor knows the session); they never fail the
+// request. Called again (session/load, session/resume), it keeps servers
+// whose configuration is unchanged, stops those no longer given and starts
+// the new ones.
+func (s *Session) startMCP(ctx context.Context, servers []acp.McpServer) {
+	m := &s.mcp
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.announced = false
+	if m.servers == nil {
+		m.servers = map[string]*mcpServer{}
+	}
+	want := map[string]string{}
+	var dups []string
+	var order []acp.McpServer
+	for _, cfg := range servers {
+		if _, dup := want[cfg.Name]; dup {
+			dups = append(dups, cfg.Name)
+			continue
+		}
+		want[cfg.Name] = configKey(cfg)
+		order = append(order, cfg)
+	}
+	var stale, fresh []*mcpServer
+	for name, srv := range m.servers {
+		if want[name] != srv.key {
+			stale = append(stale, srv)
+			delete(m.servers, name)
+		}
+	}
+	for _, cfg := range order {
+		if m.servers[cfg.Name] != nil {
+			continue // running with this very configuration
+		}
+		srv := &mcpServer{cfg: cfg, key: want[cfg.Name], settled: make(chan struct{})}
+		// The cancel exists before the server is visible: a stop may come
+		// from another goroutine at once.
+		srv.ctx, srv.cancel = context.WithCancel(context.Background())
+		m.servers[cfg.Name] = srv
+		fresh = append(fresh, srv)
+	}
+	m.mu.Unlock()
+
+	stopMCPServers(stale)
+	for _, name := range dups {
+		s.a.log.Warn("MCP server given twice; the first wins", "session", s.id, "mcpServer", name)
+		s.mcpNotice(fmt.Sprintf("MCP server %q is configured twice; only the first configuration is used.", name))
+	}
+	for _, srv := range fresh {
+		go s.runMCP(srv.ctx, srv)
+	}
+
+	bound := s.a.o.MCPStartTimeout
+	if bound <= 0 {
+		bound = defaultMCPStartTimeout
+	}
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+wait:
+	for _, srv := range fresh {
+		select {
+		case <-srv.settled:
+		case <-timer.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	for _, srv := range fresh {
+		select {
+		case <-srv.settled:
+			continue
+		default:
+		}
+		srv.mu.Lock()
+		srv.late = true
+		srv.mu.Unlock()
+		s.a.log.Info("MCP server still starting; going on without it for now", "session", s.id, "mcpServer", srv.cfg.Name, "waited", bound)
+		s.mcpNotice(fmt.Sprintf("MCP server %q is still starting; its tools will be available once it is ready.", srv.cfg.Name))
+	}
+	acp.AfterReply(ctx, s.announceMCP)
+}
+
+func configKey(cfg acp.McpServer) string {
+	b, _ := json.Marshal(cfg)
+	return string(b)
+}
+
+// runMCP connects one server and puts its tools in the session's scope.
+func (s *Session) runMCP(ctx context.Context, srv *mcpServer) {
+	defer close(srv.settled)
+	if ctx.Err() != nil {
+		return // stopped before it started
+	}
+	name := srv.cfg.Name
+	log := s.a.log.With("session", s.id, "mcpServer", name)
+	conn, err := mcpclient.Connect(ctx, s.mcpConfig(srv.cfg), &mcpclient.Options{
+		Logger:         log,
+		ClientName:     s.a.o.Name,
+		ClientVersion:  s.a.o.Version,
+		OnToolsChanged: func(c *mcpclient.Conn) { s.mcpTools(srv, c, true) },
+		OnExit:         func(_ *mcpclient.Conn, err error) { s.mcpExited(srv, err) },
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			log.Debug("MCP server start abandoned", "err", err)
+			return
+		}
+		log.Warn("MCP server failed to start", "err", err)
+		s.mcpNotice(fmt.Sprintf("MCP server %q failed to start: %v. The session goes on without its tools.", name, err))
+		return
+	}
+	srv.mu.Lock()
+	if srv.stopped {
+		srv.mu.Unlock()
+		conn.Close()
+		return
+	}
+	srv.conn = conn
+	late := srv.late
+	srv.mu.Unlock()
+	n := s.mcpTools(srv, conn, false)
+	log.Info("MCP server connected", "type", srv.cfg.Type, "tools", n)
+	if late {
+		s.mcpNotice(fmt.Sprintf("MCP server %q is ready (%d tools).", name, n))
+	}
+}
+
+// mcpConfig translates the editor's configuration; the server runs in the
+// session's root, where a project's servers expect to be.
+func (s *Session) mcpConfig(cfg acp.McpServer) mcpclient.Server {
+	out := mcpclient.Server{Name: cfg.Name, Type: cfg.Type, Command: cfg.Command, Args: cfg.Args, URL: cfg.URL, Dir: s.cwd}
+	if out.Type == "" {
+		out.Type = mcpclient.Stdio
+	}
+	for _, e := range cfg.Env {
+		out.Env = append(out.Env, mcpclient.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	for _, h := range cfg.Headers {
+		out.Headers = append(out.Headers, mcpclient.Header{Name: h.Name, Value: h.Value})
+	}
+	return out
+}
+
+// mcpTools replaces the server's tools in the session's scope with its
+// current ones; the next model request sees them. It returns how many.
+func (s *Session) mcpTools(srv *mcpServer, c *mcpclient.Conn, changed bool) int {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.stopped || srv.dead {
+		return 0
+	}
+	for _, u := range srv.unreg {
+		u()
+	}
+	srv.unreg = nil
+	for _, d := range c.Tools() {
+		u, err := s.scope.Register(d)
+		if err != nil {
+			// Two servers whose names differ only in characters that tool
+			// names cannot hold: the first keeps the name.
+			s.a.log.Warn("MCP tool not registered", "session", s.id, "mcpServer", srv.cfg.Name, "tool", d.Name, "err", err)
+			continue
+		}
+		srv.unreg = append(srv.unreg, u)
+	}
+	if changed {
+		s.a.log.Info("MCP server tools updated", "session", s.id, "mcpServer", srv.cfg.Name, "tools", len(srv.unreg))
+	}
+	return len(srv.unreg)
+}
+
+// mcpExited handles a server that died or hung up: its tools go, and the
+// user is told.
+func (s *Session) mcpExited(srv *mcpServer, err error) {
+	srv.mu.Lock()
+	if srv.stopped {
+		srv.mu.Unlock()
+		return
+	}
+	srv.dead = true
+	for _, u := range srv.unreg {
+		u()
+	}
+	srv.unreg = nil
+	srv.mu.Unlock()
+	s.a.log.Warn("MCP server stopped", "session", s.id, "mcpServer", srv.cfg.Name, "err", err)
+	s.mcpNotice(fmt.Sprintf("MCP server %q stopped: %v. Its tools are no longer available.", srv.cfg.Name, err))
+}
+
+// mcpNotice tells the user something about the session's servers, now if
+// the editor knows the session, else once it does.
+func (s *Session) mcpNotice(text string) {
+	text = "\n\n[" + text + "]\n\n"
+	m := &s.mcp
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	if !m.announced {
+		m.pending = append(m.pending, text)
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+	s.notice(context.Background(), text)
+}
+
+// announceMCP runs once the editor knows the session: queued notices go out.
+func (s *Session) announceMCP() {
+	m := &s.mcp
+	m.mu.Lock()
+	m.announced = true
+	pending := m.pending
+	m.pending = nil
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return
+	}
+	for _, text := range pending {
+		s.notice(context.Background(), text)
+	}
+}
+
+// stopMCP stops every server of the session and waits until they are gone.
+// The session will start no more.
+func (s *Session) stopMCP() {
+	m := &s.mcp
+	m.mu.Lock()
+	m.closed = true
+	var all []*mcpServer
+	for _, srv := range m.servers {
+		all = append(all, srv)
+	}
+	m.servers = nil
+	m.pending = nil
+	m.mu.Unlock()
+	stopMCPServers(all)
+}
+
+// stopMCPServers stops servers in parallel: each may take its grace steps.
+func stopMCPServers(servers []*mcpServer) {
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Go(func() {
+			srv.mu.Lock()
+			srv.stopped = true
+			for _, u := range srv.unreg {
+				u()
+			}
+			srv.unreg = nil
+			srv.mu.Unlock()
+			srv.cancel()
+			<-srv.settled // a start in flight ends (and cleans up) first
+			srv.mu.Lock()
+			conn := srv.conn
+			srv.mu.Unlock()
+			if conn != nil {
+				conn.Close()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// stopMCPAll stops the servers of many sessions in parallel (shutdown).
+func stopMCPAll(ss []*Session) {
+	var wg sync.WaitGroup
+	for _, s := range ss {
+		wg.Go(s.stopMCP)
+	}
+	wg.Wait()
+}

@@ -9,4 +9,15 @@ require (
 	golang.org/x/text v0.14.0
 )
 
-require github.com/coder/acp-go-sdk v0.13.0
+require (
+	github.com/coder/acp-go-sdk v0.13.0
+	github.com/dop251/goja v0.0.0-20260311135729-065cd970411c
+	github.com/evanw/esbuild v0.28.2
+)
+
+require (
+	github.com/dlclark/regexp2 v1.11.4 // indirect
+	github.com/go-sourcemap/sourcemap v2.1.3+incompatible // indirect
+	github.com/google/pprof v0.0.0-20230207041349-798e818bf904 // indirect
+	golang.org/x/sys v0.5.0 // indirect
+)

@@ -61,7 +61,7 @@ func newRecorder(reg *registry.Registry) *recorder {
 }
 
 type echoArgs struct {
-	V json.RawMessage `json:"v,omitempty"`
+	V any `json:"v,omitempty"`
 }
 
 // testRegistry holds tools for the runtime tests:
@@ -75,10 +75,8 @@ type echoArgs struct {
 func testRegistry(t testing.TB) *registry.Registry {
 	reg := registry.New()
 	echo := func(_ context.Context, _ *registry.Call, in echoArgs) (string, error) {
-		if in.V == nil {
-			return "null", nil
-		}
-		return string(in.V), nil
+		b, err := json.Marshal(in.V)
+		return string(b), err
 	}
 	safe := func(echoArgs) bool { return true }
 	registry.MustAdd(reg, registry.Tool[echoArgs, string]{Name: "echo", Description: "Echo v back.", Run: echo, ConcurrencySafe: safe})

@@ -264,6 +264,10 @@ func (rn *run) fail(err error) *RunError {
 		}
 		return rn.failure(FailAbort, "the run was interrupted")
 	}
+	var so *goja.StackOverflowError
+	if errors.As(err, &so) {
+		return rn.failure(FailException, fmt.Sprintf("RangeError: maximum call stack size (%d frames) exceeded", maxCallStack))
+	}
 	var ex *goja.Exception
 	if errors.As(err, &ex) {
 		return rn.failure(FailException, rn.describeThrown(ex.Value()))

@@ -3,6 +3,7 @@ package codemode
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 )
@@ -65,7 +66,7 @@ func parseNode(data []byte) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errTrailing
 	}
 	return n, nil

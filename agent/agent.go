@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
@@ -31,6 +32,12 @@ type Options struct {
 	// MaxTurnRequests bounds model requests in one turn (default 50); past
 	// it the turn ends with stopReason max_turn_requests.
 	MaxTurnRequests int
+
+	// ToolsMode is how new sessions offer tools: native (default), code
+	// (run_code only) or both; each session may change it (tools_mode option).
+	ToolsMode codemode.Mode
+	// CodeMode configures run_code (limits, value mapping); nil: defaults.
+	CodeMode *codemode.Options
 
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now

@@ -24,6 +24,7 @@ type Session struct {
 	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
 	scope *registry.Scope
 	pipe  *pipeline.Pipeline
+	code  *codeMode // tools mode and run_code (codemode.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -43,7 +44,8 @@ type Session struct {
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities) *Session {
 	s := &Session{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: session.NewLog(a.o.Now)}
-	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
+	s.code = newCodeMode(s)
+	s.tr = mapping.New(sessionTools{s}, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:      []pipeline.Gate{s.permissionGate},
 		Approver:   s,
@@ -189,11 +191,9 @@ func (s *Session) commit(msg model.Message) {
 // stream makes one model request, emitting text and thoughts as they arrive.
 func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, error) {
 	s.mu.Lock()
-	req := &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt()}}, s.history...)}
+	req := &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt() + s.codePrompt()}}, s.history...)}
 	s.mu.Unlock()
-	for _, d := range s.scope.Visible() {
-		req.Tools = append(req.Tools, model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
-	}
+	req.Tools = s.toolSpecs()
 	msg := model.Message{Role: model.RoleAssistant}
 	var text, thought strings.Builder
 	finish := model.FinishStop
@@ -228,7 +228,9 @@ func (s *Session) runTool(ctx context.Context, tc model.ToolCall) registry.Resul
 		s.emit(ctx, session.New(session.TypeToolOutput, session.ToolOutput{CallID: tc.ID, Data: string(b)}))
 	}
 	var res registry.Result
-	if d := s.scope.Get(tc.Name); d == nil {
+	if d, refusal := s.resolveTool(tc.Name); refusal != nil {
+		res = *refusal
+	} else if d == nil {
 		res = registry.ErrorResult("UNKNOWN_TOOL", fmt.Sprintf("unknown tool %q; available tools: %s", tc.Name, s.toolNames()))
 	} else if !json.Valid(tc.Arguments) {
 		res = registry.ErrorResult("INVALID_ARGS", "invalid arguments: not valid JSON")
@@ -269,8 +271,8 @@ func (s *Session) failUnfinished(ctx context.Context) {
 
 func (s *Session) toolNames() string {
 	var names []string
-	for _, d := range s.scope.Visible() {
-		names = append(names, d.Name)
+	for _, t := range s.toolSpecs() {
+		names = append(names, t.Name)
 	}
 	if len(names) == 0 {
 		return "(none)"

@@ -164,6 +164,7 @@ func (t *Translator) toolCall(c session.ToolCall) acp.Update {
 		tc.Title, tc.Locations = t.titleAndLocations(v.Title, v.Locations, nil)
 		tc.Content = textItems(v.Content)
 	}
+	tc.Meta = withParent(tc.Meta, c.Parent)
 	return tc
 }
 

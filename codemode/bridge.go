@@ -12,10 +12,13 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
-// bridge dispatches a run's binding calls. Calls start strictly in
-// submission order from one driver goroutine; consecutive concurrency-safe
-// calls overlap up to max, and any other call waits for the pool to drain,
-// runs alone and holds the barrier until it has finished (reference/dsh.md §4.4).
+// bridge dispatches a run's binding calls (reference/dsh.md §4.4). It is
+// driven by the run's loop goroutine, between JavaScript entries, so calls
+// start strictly in submission order without a goroutine of its own.
+// Consecutive concurrency-safe calls overlap on goroutines up to max; any
+// other call waits for them to finish, then runs alone, on the loop itself:
+// the program cannot do anything but wait for it, and a sequence of awaited
+// calls then costs no goroutine switch at all.
 type bridge struct {
 	ctx    context.Context // cancelled when the run settles
 	host   Host
@@ -23,14 +26,12 @@ type bridge struct {
 	max    int
 	log    *slog.Logger
 
-	mu     sync.Mutex
-	queue  []*subCall
-	n      int // sub-calls numbered so far
-	closed bool
-	wake   chan struct{}
+	// Owned by the loop goroutine.
+	queue   []*subCall
+	n       int // sub-calls numbered so far
+	running int // concurrency-safe calls started and not yet settled on the loop
 
-	driver   sync.WaitGroup // the driver goroutine
-	inflight sync.WaitGroup // started sub-calls
+	inflight sync.WaitGroup // calls running on their own goroutine
 }
 
 // subCall is one binding call waiting to start.
@@ -38,135 +39,85 @@ type subCall struct {
 	id   string
 	name string
 	args json.RawMessage
-	// done receives the outcome; it is called exactly once, from any
-	// goroutine, unless the call was abandoned before it started.
-	done func(d *registry.Def, r registry.Result)
+	// done receives the outcome, exactly once, unless the call was abandoned
+	// before it started. It is called on the loop for calls run there and
+	// from the call's goroutine for concurrent ones.
+	done func(d *registry.Def, r registry.Result, concurrent bool)
 }
 
 func newBridge(ctx context.Context, host Host, parent *registry.Call, max int, log *slog.Logger) *bridge {
-	b := &bridge{ctx: ctx, host: host, parent: parent, max: max, log: log, wake: make(chan struct{}, 1)}
-	b.driver.Add(1)
-	go b.drive()
-	return b
+	return &bridge{ctx: ctx, host: host, parent: parent, max: max, log: log}
 }
 
 // submit queues a call and returns its sub-id. Numbers follow submission
 // order, not start or completion order.
-func (b *bridge) submit(name string, args json.RawMessage, done func(*registry.Def, registry.Result)) string {
-	b.mu.Lock()
+func (b *bridge) submit(name string, args json.RawMessage, done func(*registry.Def, registry.Result, bool)) string {
 	b.n++
 	sc := &subCall{id: b.parent.ID + ":code:" + strconv.Itoa(b.n), name: name, args: args, done: done}
 	b.queue = append(b.queue, sc)
-	b.mu.Unlock()
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
 	return sc.id
 }
 
-// drain stops taking calls and waits for every started one to finish, so
-// every event of the run lands before run_code returns. The run's context
-// must already be cancelled (or every call settled), or this waits for them.
-func (b *bridge) drain(reason string) {
-	b.mu.Lock()
-	b.closed = true
-	b.mu.Unlock()
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-	b.driver.Wait()
-	b.inflight.Wait()
-	b.mu.Lock()
-	left := b.queue
-	b.queue = nil
-	b.mu.Unlock()
-	for _, sc := range left {
-		b.log.Debug(fmt.Sprintf("run_code run is over (%s); %s tool call abandoned", reason, sc.name), "subCall", sc.id)
-	}
-}
+// settled tells the bridge a concurrent call's outcome reached the loop,
+// which frees its slot in the pool.
+func (b *bridge) settled() { b.running-- }
 
-// next waits for the next queued call; nil when the run is over.
-func (b *bridge) next() *subCall {
-	for {
-		b.mu.Lock()
-		if b.closed || b.ctx.Err() != nil {
-			b.mu.Unlock()
-			return nil
-		}
-		if len(b.queue) > 0 {
-			sc := b.queue[0]
-			b.queue = b.queue[1:]
-			b.mu.Unlock()
-			return sc
-		}
-		b.mu.Unlock()
-		select {
-		case <-b.wake:
-		case <-b.ctx.Done():
-		}
-	}
-}
-
-func (b *bridge) drive() {
-	defer b.driver.Done()
-	slots := make(chan struct{}, b.max)
-	for {
-		sc := b.next()
-		if sc == nil {
-			return
-		}
+// pump starts every queued call that may start now, in order. It reports
+// whether it did anything, so the loop goes round again before waiting.
+func (b *bridge) pump() (progressed bool) {
+	for len(b.queue) > 0 && b.ctx.Err() == nil {
+		sc := b.queue[0]
 		d := b.host.Lookup(sc.name)
 		if d == nil {
-			sc.done(nil, registry.ErrorResult("UNKNOWN_TOOL", fmt.Sprintf("unknown tool %q", sc.name)))
-			continue
+			b.queue = b.queue[1:]
+			sc.done(nil, registry.ErrorResult("UNKNOWN_TOOL", fmt.Sprintf("unknown tool %q", sc.name)), false)
+			return true
 		}
 		// Classification is read right before the start: a tool may change
 		// its mind about these arguments between calls.
-		if safe(d, sc.args) {
-			select {
-			case slots <- struct{}{}:
-			case <-b.ctx.Done():
-				b.requeue(sc)
-				return
+		if d.ConcurrencySafe(sc.args) {
+			if b.running >= b.max {
+				return progressed
 			}
+			b.queue = b.queue[1:]
+			b.running++
 			c := b.call(sc)
 			b.start(d, c)
 			b.inflight.Add(1)
 			go func() {
 				defer b.inflight.Done()
-				r := b.execute(d, c)
-				<-slots
-				sc.done(d, r)
+				sc.done(d, b.execute(d, c), true)
 			}()
+			progressed = true
 			continue
 		}
-		b.inflight.Wait()
-		if b.ctx.Err() != nil {
-			b.requeue(sc)
-			return
+		if b.running > 0 {
+			return progressed // the barrier: wait for the pool to drain
 		}
+		b.queue = b.queue[1:]
 		c := b.call(sc)
 		b.start(d, c)
-		sc.done(d, b.execute(d, c))
+		sc.done(d, b.execute(d, c), false)
+		return true // let the loop settle it before anything else starts
 	}
+	return progressed
 }
 
-// requeue puts back a call the driver took but could not start, so drain
-// reports it as abandoned.
-func (b *bridge) requeue(sc *subCall) {
-	b.mu.Lock()
-	b.queue = append([]*subCall{sc}, b.queue...)
-	b.mu.Unlock()
+// drain waits for every started call, so every event of the run lands
+// before run_code returns, and reports the queued ones as abandoned. The
+// run's context must be cancelled first, or this waits for the calls to end.
+func (b *bridge) drain(reason string) {
+	b.inflight.Wait()
+	for _, sc := range b.queue {
+		b.log.Debug(fmt.Sprintf("run_code run is over (%s); %s tool call abandoned", reason, sc.name), "subCall", sc.id)
+	}
+	b.queue = nil
 }
 
 func (b *bridge) call(sc *subCall) *registry.Call {
 	p := b.parent
 	return &registry.Call{ID: sc.id, Name: sc.name, Parent: p.ID, Args: sc.args, Cwd: p.Cwd, Roots: p.Roots, Files: p.Files}
 }
-
-func safe(d *registry.Def, args json.RawMessage) bool { return d.ConcurrencySafe(args) }
 
 // start and execute contain a panicking host: a bad host fails the one call,
 // never the run or the process.

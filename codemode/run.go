@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,7 +37,8 @@ func (r *Runner) Run(ctx context.Context, parent *registry.Call, code string, ho
 		return Output{}, &RunError{Kind: FailException, Message: err.Error()}
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	rn := &run{r: r, ctx: ctx, host: host, wake: make(chan struct{}, 1)}
+	defer cancel()
+	rn := &run{r: r, ctx: ctx, cancel: cancel, host: host, wake: make(chan struct{}, 1)}
 	rn.bridge = newBridge(rctx, host, parent, r.limits.MaxParallel, r.log)
 	out, rerr := rn.execute(js)
 	rn.over.Store(true)
@@ -61,7 +63,8 @@ func (r *Runner) Run(ctx context.Context, parent *registry.Call, code string, ho
 // images belongs to the goroutine running the loop, which owns the runtime.
 type run struct {
 	r      *Runner
-	ctx    context.Context
+	ctx    context.Context    // the caller's: cancelled means abort
+	cancel context.CancelFunc // cancels the sub-calls' context
 	host   Host
 	bridge *bridge
 	vm     *goja.Runtime
@@ -103,7 +106,9 @@ func (rn *run) execute(js string) (Output, *RunError) {
 	rn.compute.Stop()
 	wall := make(chan struct{})
 	wallStop := &stop{FailTimeout, fmt.Sprintf("the program ran past its wall-clock limit of %s", rn.r.limits.Wall)}
-	wt := time.AfterFunc(rn.r.limits.Wall, func() { vm.Interrupt(wallStop); close(wall) })
+	// The wall clock also cancels the sub-calls, which may be what the
+	// program (or the loop, running an exclusive call) is waiting on.
+	wt := time.AfterFunc(rn.r.limits.Wall, func() { vm.Interrupt(wallStop); rn.cancel(); close(wall) })
 	defer wt.Stop()
 	abortStop := &stop{FailAbort, "the run was cancelled"}
 	unhook := context.AfterFunc(rn.ctx, func() { vm.Interrupt(abortStop) })
@@ -133,13 +138,22 @@ func (rn *run) execute(js string) (Output, *RunError) {
 	}
 
 	for promise.State() == goja.PromiseStatePending {
-		work := rn.take()
-		if len(work) > 0 {
+		if work := rn.take(); len(work) > 0 {
 			for _, f := range work {
 				if err := rn.enter(f); err != nil {
 					return Output{}, rn.fail(err)
 				}
 			}
+			continue
+		}
+		select {
+		case <-wall:
+			return Output{}, rn.failure(wallStop.kind, wallStop.msg)
+		case <-rn.ctx.Done():
+			return Output{}, rn.failure(abortStop.kind, abortStop.msg)
+		default:
+		}
+		if rn.bridge.pump() {
 			continue
 		}
 		if rn.pending == 0 {
@@ -372,13 +386,16 @@ func (rn *run) binding(name string) func(goja.FunctionCall) goja.Value {
 			args = append(json.RawMessage(nil), b...)
 		}
 		rn.pending++
-		rn.bridge.submit(name, args, func(d *registry.Def, res registry.Result) {
+		rn.bridge.submit(name, args, func(d *registry.Def, res registry.Result, concurrent bool) {
 			if rn.over.Load() {
 				rn.r.log.Debug("run_code run is over; " + name + " result discarded")
 				return
 			}
 			rn.post(func() error {
 				rn.pending--
+				if concurrent {
+					rn.bridge.settled()
+				}
 				return rn.settle(name, d, res, resolve, reject)
 			})
 		})
@@ -396,7 +413,7 @@ func (rn *run) settle(name string, d *registry.Def, res registry.Result, resolve
 	if err != nil {
 		return reject(rn.toolError(name, "the result is not JSON: "+err.Error()))
 	}
-	v, err := rn.jsonParse(goja.Undefined(), rn.vm.ToValue(string(raw)))
+	v, err := rn.fromJSON(raw)
 	if err != nil {
 		return reject(rn.toolError(name, "the result is not JSON: "+err.Error()))
 	}
@@ -412,6 +429,22 @@ func (rn *run) settle(name string, d *registry.Def, res registry.Result, resolve
 		rn.imgMu.Unlock()
 	}
 	return resolve(v)
+}
+
+// fromJSON turns a JSON value into a JavaScript one. Scalars, the common
+// case (text results are strings), skip JSON.parse and its decoder; objects
+// and arrays go through the pristine JSON.parse, so key order is kept and
+// the program gets ordinary objects, not wrapped Go maps.
+func (rn *run) fromJSON(raw json.RawMessage) (goja.Value, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] != '{' && raw[0] != '[' {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, err
+		}
+		return rn.vm.ToValue(v), nil
+	}
+	return rn.jsonParse(goja.Undefined(), rn.vm.ToValue(string(raw)))
 }
 
 func (rn *run) value(d *registry.Def, res registry.Result) (raw json.RawMessage, err error) {

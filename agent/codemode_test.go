@@ -290,3 +290,50 @@ func TestToolsModeOption(t *testing.T) {
 		t.Errorf("native resolves run_code")
 	}
 }
+
+// session/cancel while a program waits on a sub-call: the sub-call is
+// cancelled and drained, run_code fails (abort), every card ends failed,
+// and the prompt answers cancelled after all of it.
+func TestCodeModeCancelMidRun(t *testing.T) {
+	reg := registry.New()
+	started := make(chan struct{})
+	registry.MustAdd(reg, registry.Tool[struct{}, string]{Name: "wait", Description: "Wait until cancelled.",
+		Run: func(ctx context.Context, _ *registry.Call, _ struct{}) (string, error) {
+			close(started)
+			<-ctx.Done()
+			return "", ctx.Err()
+		}})
+	m := &recordingModel{Provider: scriptOf(t,
+		[]map[string]any{toolCallPart(t, "c1", "run_code", map[string]any{"code": `console.log("waiting"); await tools.wait({})`, "description": "Wait"})},
+		[]map[string]any{{"text": "never"}},
+	)}
+	e := newEditor(t, Options{Registry: reg, Model: m, ToolsMode: codemode.ModeCode})
+	sid := e.newSession(t.TempDir())
+	go func() {
+		<-started
+		_ = e.rpc.Notify(t.Context(), acp.MethodSessionCancel, acp.CancelNotification{SessionID: sid})
+	}()
+	stop, err := e.prompt(sid, "wait")
+	if err != nil || stop != acp.StopCancelled {
+		t.Fatalf("prompt = %v, %v", stop, err)
+	}
+	final := map[string]string{}
+	var runText string
+	for _, u := range e.updates() {
+		if u, ok := u.(*acp.ToolCallUpdate); ok && u.Status != nil {
+			final[u.ToolCallID] = string(*u.Status)
+			if u.ToolCallID == "c1" && len(u.Content) > 0 {
+				runText = u.Content[0].Content.Text
+			}
+		}
+	}
+	if final["c1"] != "failed" || final["c1:code:1"] != "failed" {
+		t.Errorf("final statuses = %v", final)
+	}
+	if runText != "Error: code run failed (abort): the run was cancelled\nCaptured output:\nwaiting" {
+		t.Errorf("run_code card text = %q", runText)
+	}
+	if len(m.requests()) != 1 {
+		t.Errorf("the model was asked again after the cancel")
+	}
+}

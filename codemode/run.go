@@ -138,6 +138,15 @@ func (rn *run) execute(js string) (Output, *RunError) {
 	}
 
 	for promise.State() == goja.PromiseStatePending {
+		// A limit that fired outranks the work it caused: a sub-call
+		// cancelled by the abort must not surface as the program's exception.
+		select {
+		case <-wall:
+			return Output{}, rn.failure(wallStop.kind, wallStop.msg)
+		case <-rn.ctx.Done():
+			return Output{}, rn.failure(abortStop.kind, abortStop.msg)
+		default:
+		}
 		if work := rn.take(); len(work) > 0 {
 			for _, f := range work {
 				if err := rn.enter(f); err != nil {
@@ -145,13 +154,6 @@ func (rn *run) execute(js string) (Output, *RunError) {
 				}
 			}
 			continue
-		}
-		select {
-		case <-wall:
-			return Output{}, rn.failure(wallStop.kind, wallStop.msg)
-		case <-rn.ctx.Done():
-			return Output{}, rn.failure(abortStop.kind, abortStop.msg)
-		default:
 		}
 		if rn.bridge.pump() {
 			continue
@@ -169,6 +171,9 @@ func (rn *run) execute(js string) (Output, *RunError) {
 		}
 	}
 
+	if rn.ctx.Err() != nil {
+		return Output{}, rn.failure(abortStop.kind, abortStop.msg)
+	}
 	if promise.State() == goja.PromiseStateRejected {
 		return Output{}, rn.failure(FailException, rn.describeThrown(promise.Result()))
 	}

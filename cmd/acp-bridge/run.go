@@ -13,6 +13,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/agent"
+	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
@@ -36,6 +37,7 @@ type config struct {
 	logLevel string
 	logFile  string
 	maxTurn  int
+	tools    string // tools mode: native, code, both
 }
 
 const usage = `acp-bridge: an Agent Client Protocol agent for Zed and other ACP editors.
@@ -57,6 +59,8 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	fl.StringVar(&cfg.logLevel, "log-level", envOr("ACP_BRIDGE_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env ACP_BRIDGE_LOG_LEVEL)")
 	fl.StringVar(&cfg.logFile, "log-file", os.Getenv("ACP_BRIDGE_LOG_FILE"), "append logs to this file instead of stderr (env ACP_BRIDGE_LOG_FILE)")
 	fl.IntVar(&cfg.maxTurn, "max-turn-requests", 50, "model requests allowed in one prompt turn")
+	fl.StringVar(&cfg.tools, "tools-mode", envOr("ACP_BRIDGE_TOOLS_MODE", "native"),
+		"how the model calls tools: native (each directly), code (only run_code TypeScript programs), both (env ACP_BRIDGE_TOOLS_MODE)")
 	showVersion := fl.Bool("version", false, "print the version and exit")
 	fl.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -145,6 +149,11 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		Logger:          logger,
 		ModelHint:       "set ACP_BRIDGE_MODEL",
 	}
+	mode, err := codemode.ParseMode(cfg.tools)
+	if err != nil {
+		return opts, fmt.Errorf("--tools-mode: %w", err)
+	}
+	opts.ToolsMode = mode
 	switch {
 	case cfg.model == "":
 	case strings.HasPrefix(cfg.model, "script:"):

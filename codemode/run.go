@@ -88,6 +88,7 @@ type run struct {
 	jsonStringify goja.Callable
 	errorProto    *goja.Object
 	exp           exporter
+	exporting     bool // exp is in use (a getter may call a tool mid-export)
 }
 
 func (rn *run) execute(js string) (Output, *RunError) {
@@ -182,9 +183,7 @@ func (rn *run) execute(js string) (Output, *RunError) {
 		var b []byte
 		var lossy error
 		if err := rn.enter(func() error {
-			if ex := vm.Try(func() { b, lossy = rn.exp.export(v, "the returned value") }); ex != nil {
-				lossy = errors.New("reading the returned value threw: " + rn.describeThrown(ex.Value()))
-			}
+			b, lossy = rn.export(v, "the returned value")
 			return nil
 		}); err != nil {
 			return Output{}, rn.fail(err)
@@ -383,7 +382,7 @@ func (rn *run) binding(name string) func(goja.FunctionCall) goja.Value {
 		promise, resolve, reject := vm.NewPromise()
 		args := json.RawMessage(`{}`) // a call with no argument means no arguments
 		if len(call.Arguments) > 0 {
-			b, err := rn.exp.export(call.Argument(0), "arguments")
+			b, err := rn.export(call.Argument(0), "arguments")
 			if err != nil {
 				_ = reject(rn.toolError(name, "arguments must be lossless JSON: "+err.Error()))
 				return vm.ToValue(promise)
@@ -406,6 +405,23 @@ func (rn *run) binding(name string) func(goja.FunctionCall) goja.Value {
 		})
 		return vm.ToValue(promise)
 	}
+}
+
+// export snapshots v as lossless JSON. A getter that throws fails the
+// snapshot; a getter that calls a tool re-enters export, so the nested call
+// gets an exporter of its own instead of clobbering the outer one's state.
+func (rn *run) export(v goja.Value, root string) (b []byte, err error) {
+	x := &rn.exp
+	if rn.exporting {
+		x = &exporter{objectProto: rn.exp.objectProto, arrayProto: rn.exp.arrayProto}
+	} else {
+		rn.exporting = true
+		defer func() { rn.exporting = false }()
+	}
+	if ex := rn.vm.Try(func() { b, err = x.export(v, root) }); ex != nil {
+		return nil, errors.New("reading " + root + " threw " + rn.describeThrown(ex.Value()))
+	}
+	return b, err
 }
 
 // settle resolves a binding's promise with the call's value, or rejects it

@@ -79,6 +79,7 @@ func TestLossyArgumentsRejectTheCall(t *testing.T) {
 		{`{["a-b"]: {c: [undefined]}}`, `arguments["a-b"].c[0] is undefined`},
 		{`undefined`, "arguments is undefined"},
 		{`Object.defineProperty({}, "h", {value: 1})`, "arguments has non-enumerable properties"},
+		{`{get v() { throw new Error("no") }}`, "reading arguments threw Error: no"},
 	}
 	for _, c := range cases {
 		t.Run(c.arg, func(t *testing.T) {
@@ -275,5 +276,18 @@ func TestImagesAttached(t *testing.T) {
 	}
 	if len(out.Images) != 1 || out.Images[0].Data != "AAAA" {
 		t.Errorf("images = %+v", out.Images)
+	}
+}
+
+// A getter that calls a tool while its own call's arguments are being
+// snapshotted gets a consistent snapshot on both calls.
+func TestReentrantSnapshot(t *testing.T) {
+	out, err, h := runCode(t, Limits{}, `const inner = []; const arg = {a: 1, get b() { inner.push(tools.echo({v: "inner"})); return 2 }, c: 3};
+		const outer = await tools.echo({v: arg}); return [outer, await inner[0]]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out.Result) != `[{"a":1,"b":2,"c":3},"inner"]` {
+		t.Errorf("result = %s (events %q)", out.Result, h.log())
 	}
 }

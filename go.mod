@@ -13,6 +13,7 @@ require (
 	github.com/coder/acp-go-sdk v0.13.0
 	github.com/dop251/goja v0.0.0-20260311135729-065cd970411c
 	github.com/evanw/esbuild v0.28.2
+	go.uber.org/goleak v1.3.0
 )
 
 require (

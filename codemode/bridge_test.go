@@ -105,7 +105,7 @@ func TestSubCallIdentity(t *testing.T) {
 // Waiting on tools costs no compute budget.
 func TestAwaitingIsNotCompute(t *testing.T) {
 	start := time.Now()
-	_, err, _ := runCode(t, Limits{Compute: 30 * time.Millisecond}, `for (let i = 0; i < 4; i++) await tools.sleep({v: 20}); return 1`)
+	_, err, _ := runCode(t, Limits{Compute: 150 * time.Millisecond}, `for (let i = 0; i < 4; i++) await tools.sleep({v: 60}); return 1`)
 	if err != nil {
 		t.Fatalf("err = %v after %s", err, time.Since(start))
 	}

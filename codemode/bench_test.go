@@ -57,6 +57,7 @@ func BenchmarkSubCalls(b *testing.B) {
 		code string
 	}{
 		{"sequential", false, `for (let i = 0; i < 1000; i++) await tools.noop({}); return 1`},
+		{"sequential-safe", true, `for (let i = 0; i < 1000; i++) await tools.noop({}); return 1`},
 		{"parallel-safe", true, `await Promise.all(Array.from({length: 1000}, () => tools.noop({}))); return 1`},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -75,7 +75,11 @@ func (b *bridge) pump() (progressed bool) {
 		}
 		// Classification is read right before the start: a tool may change
 		// its mind about these arguments between calls.
-		if d.ConcurrencySafe(sc.args) {
+		// A safe call alone in the queue with nothing running has nothing to
+		// overlap: the program cannot submit another call until some call
+		// settles, and only this one can. It runs on the loop, like an
+		// exclusive call, and a chain of awaited reads costs no goroutine switch.
+		if d.ConcurrencySafe(sc.args) && (b.running > 0 || len(b.queue) > 1) {
 			if b.running >= b.max {
 				return progressed
 			}

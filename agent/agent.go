@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
@@ -37,8 +38,6 @@ type Options struct {
 	DefaultModel string
 	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
 	PermissionMode string
-	// ToolsMode is the configured tools mode (native, code, both), shown by /tools.
-	ToolsMode string
 	// MCPStartTimeout bounds how long session/new waits for the session's
 	// MCP servers (default 5s); slower ones join when ready.
 	MCPStartTimeout time.Duration
@@ -46,6 +45,12 @@ type Options struct {
 	// MaxTurnRequests bounds model requests in one turn (default 50); past
 	// it the turn ends with stopReason max_turn_requests.
 	MaxTurnRequests int
+
+	// ToolsMode is how new sessions offer tools: native (default), code
+	// (run_code only) or both; each session may change it (tools_mode option).
+	ToolsMode codemode.Mode
+	// CodeMode configures run_code (limits, value mapping); nil: defaults.
+	CodeMode *codemode.Options
 
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now

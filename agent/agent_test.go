@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -397,5 +398,41 @@ func TestCloseSession(t *testing.T) {
 	}
 	if _, err := e.prompt(sid, "again"); rpcCode(err) != acp.CodeResourceNotFound {
 		t.Errorf("prompt after close: %v", err)
+	}
+}
+
+// A model that writes broken JSON arguments gets a failed call, and the
+// session goes on.
+func TestBrokenToolArguments(t *testing.T) {
+	reg := registry.New()
+	fs.Register(reg)
+	e2 := newEditor(t, Options{Registry: reg, Model: brokenArgs{}})
+	sid := e2.newSession(t.TempDir())
+	if stop, err := e2.prompt(sid, "go"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("stop=%q err=%v", stop, err)
+	}
+	var failed string
+	for _, u := range e2.updates() {
+		if u, ok := u.(*acp.ToolCallUpdate); ok && u.Status != nil && *u.Status == acp.StatusFailed {
+			failed = u.Content[0].Content.Text
+		}
+	}
+	if !strings.Contains(failed, "invalid arguments") {
+		t.Errorf("failed card text %q", failed)
+	}
+}
+
+// brokenArgs calls read with arguments that are not JSON, then answers.
+type brokenArgs struct{}
+
+func (brokenArgs) Stream(_ context.Context, req *model.Request) iter.Seq2[model.Event, error] {
+	return func(yield func(model.Event, error) bool) {
+		if req.Messages[len(req.Messages)-1].Role == model.RoleTool {
+			yield(model.Event{Kind: model.EventText, Text: "sorry"}, nil)
+			yield(model.Event{Kind: model.EventFinish, Finish: model.FinishStop}, nil)
+			return
+		}
+		yield(model.Event{Kind: model.EventToolCall, ToolCall: &model.ToolCall{ID: "c1", Name: "read", Arguments: json.RawMessage(`{"file_path": "x"`)}}, nil)
+		yield(model.Event{Kind: model.EventFinish, Finish: model.FinishToolCalls}, nil)
 	}
 }

@@ -261,9 +261,7 @@ func (s *Session) cmdTools(ctx context.Context, _ string) acp.StopReason {
 	defs := s.scope.Visible()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools visible to the model", len(defs))
-	if s.a.o.ToolsMode != "" {
-		fmt.Fprintf(&b, " (tools mode %s)", s.a.o.ToolsMode)
-	}
+	fmt.Fprintf(&b, " (tools mode %s)", s.code.get())
 	fmt.Fprintf(&b, "; permission mode **%s**:\n", s.mode())
 	for _, d := range defs {
 		desc, _, _ := strings.Cut(d.Description, ". ")

@@ -24,7 +24,8 @@ type Session struct {
 	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
 	scope *registry.Scope
 	pipe  *pipeline.Pipeline
-	files *Files // tools' file access and read-tracking (files.go)
+	files *Files    // tools' file access and read-tracking (files.go)
+	code  *codeMode // tools mode and run_code (codemode.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -49,6 +50,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s := &Session{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: session.NewLog(a.o.Now)}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
+	s.code = newCodeMode(s) // the scope's own run_code and tools mode
 	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
 	s.initControls()
 	s.pipe = pipeline.New(&pipeline.Options{
@@ -210,7 +212,7 @@ func (s *Session) commit(msg model.Message) {
 // stream makes one model request, emitting text and thoughts as they arrive.
 func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, error) {
 	s.mu.Lock()
-	req := &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt()}}, s.history...)}
+	req := &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt() + s.codePrompt()}}, s.history...)}
 	s.mu.Unlock()
 	// Schemas is the one visibility function: what the model is offered is
 	// what Resolve lets run (in code mode, only run_code).
@@ -258,7 +260,13 @@ func (s *Session) runTools(ctx context.Context, tcs []model.ToolCall) []registry
 	calls := make([]*registry.Call, len(tcs))
 	outs := make([]*outputCoalescer, len(tcs))
 	for i, tc := range tcs {
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: tc.Arguments, Cwd: s.cwd, Roots: s.roots, Files: s.files}
+		args := tc.Arguments
+		if !json.Valid(args) {
+			// A model's broken JSON is kept as a JSON string, so the log
+			// stays valid and validation fails the call as INVALID_ARGS.
+			args, _ = json.Marshal(string(args))
+		}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files}
 		outs[i] = s.liveOutput(ctx, tc.ID)
 		calls[i].Output = outs[i].Write
 	}

@@ -42,6 +42,7 @@ func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
 		tc.Title, tc.Locations = t.titleAndLocations(orName(v.Title, ev.Name), v.Locations, nil)
 		tc.Content = textItems(v.Content)
 	}
+	tc.Meta = withParent(tc.Meta, ev.Parent)
 	return []acp.Update{tc}
 }
 

@@ -140,6 +140,25 @@ func AddCodeTool[In, Out any](r *Registry, t Tool[In, Out]) error {
 	return nil
 }
 
+// SetCodeTool installs this scope's own run_code, made with DefineCodeTool:
+// Code Mode programs run against a session's tools and pipeline, so each
+// session binds its own. Like the registry's, it is installed once and
+// never removed, so a mode once valid stays valid.
+func (s *Scope) SetCodeTool(d *Def) error {
+	if d == nil || d.Name != CodeToolName {
+		return fmt.Errorf("registry: a scope's code tool must be named %q", CodeToolName)
+	}
+	s.reg.mu.Lock()
+	if s.codeTool != nil {
+		s.reg.mu.Unlock()
+		return fmt.Errorf("registry: this scope's code tool is already installed")
+	}
+	s.codeTool = d
+	s.reg.mu.Unlock()
+	s.reg.notify(Change{Op: ToolAdded, Name: d.Name, Scope: s})
+	return nil
+}
+
 // SetMode sets the mode of every scope that does not set its own. Code and
 // Both need the code tool installed.
 func (r *Registry) SetMode(m Mode) error { return r.setMode(nil, m) }
@@ -149,7 +168,7 @@ func (r *Registry) setMode(s *Scope, m Mode) error {
 	switch m {
 	case Native:
 	case Code, Both:
-		if r.codeTool == nil {
+		if r.codeTool == nil && (s == nil || s.codeTool == nil) {
 			r.mu.Unlock()
 			return fmt.Errorf("registry: mode %q needs the %s tool, and none is installed", m, CodeToolName)
 		}
@@ -180,6 +199,9 @@ type Scope struct {
 	local map[string]*Def // guarded by reg.mu, like everything below
 	masks []*mask
 	mode  Mode // "": the registry's
+	// codeTool is this scope's own run_code (bound to its session), which
+	// takes the place of the registry's; see SetCodeTool.
+	codeTool *Def
 }
 
 // NewScope returns a scope over r with no local tools and no restrictions.
@@ -212,6 +234,9 @@ func (r *Registry) resolve(s *Scope, name string) *Def {
 	if name == CodeToolName {
 		if r.modeOf(s) == Native {
 			return nil
+		}
+		if s != nil && s.codeTool != nil {
+			return s.codeTool
 		}
 		return r.codeTool
 	}

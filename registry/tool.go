@@ -106,6 +106,15 @@ func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	return define(t)
 }
 
+// DefineCodeTool defines the reserved run_code tool, for AddCodeTool's and
+// Scope.SetCodeTool's privileged path; Define refuses the name.
+func DefineCodeTool[In, Out any](t Tool[In, Out]) (*Def, error) {
+	if t.Name != CodeToolName {
+		return nil, fmt.Errorf("registry: the code tool must be named %q, not %q", CodeToolName, t.Name)
+	}
+	return define(t)
+}
+
 func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	if t.Name == "" {
 		return nil, fmt.Errorf("registry: tool without a name")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/agent"
+	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/tools/bash"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
@@ -104,7 +105,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		Models:          models,
 		DefaultModel:    def,
 		PermissionMode:  cfg.permissionMode,
-		ToolsMode:       cfg.toolsMode,
+		ToolsMode:       codemode.Mode(cfg.toolsMode),
 	}
 	logger.Info("configuration", "config", cfg.configPath, "model", def, "models", len(models),
 		"permissionMode", cfg.permissionMode, "toolsMode", cfg.toolsMode)

@@ -1,0 +1,154 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// ToolName is the reserved name of the Code Mode tool.
+const ToolName = "run_code"
+
+// Mode says how the tools are offered to the model.
+type Mode string
+
+const (
+	// ModeNative offers every tool as its own schema; no run_code.
+	ModeNative Mode = "native"
+	// ModeCode offers run_code only, with the SDK in the system prompt.
+	ModeCode Mode = "code"
+	// ModeBoth offers every native tool and run_code.
+	ModeBoth Mode = "both"
+)
+
+// Modes lists the modes in the order a picker shows them.
+var Modes = []Mode{ModeNative, ModeCode, ModeBoth}
+
+// ParseMode reads a mode name; the empty string is ModeNative.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case "", ModeNative:
+		return ModeNative, nil
+	case ModeCode, ModeBoth:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("unknown tools mode %q (want native, code or both)", s)
+}
+
+// Limits bound one run. Zero fields take the defaults.
+type Limits struct {
+	// Compute is the JavaScript busy time a run may use (default 60s).
+	// Time spent awaiting tool calls does not count.
+	Compute time.Duration
+	// Wall is the wall-clock ceiling of a run, tool calls included (default 10m).
+	Wall time.Duration
+	// MaxOutputBytes bounds the JSON-serialized logs plus the completion
+	// value (default 64 MiB).
+	MaxOutputBytes int
+	// MaxParallel bounds concurrency-safe sub-calls running at once
+	// (default 10; 1 makes every call run alone).
+	MaxParallel int
+}
+
+// Default limits (reference/dsh.md §4.4–4.5).
+const (
+	DefaultCompute        = 60 * time.Second
+	DefaultWall           = 10 * time.Minute
+	DefaultMaxOutputBytes = 64 << 20
+	DefaultMaxParallel    = 10
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.Compute <= 0 {
+		l.Compute = DefaultCompute
+	}
+	if l.Wall <= 0 {
+		l.Wall = DefaultWall
+	}
+	if l.MaxOutputBytes <= 0 {
+		l.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if l.MaxParallel <= 0 {
+		l.MaxParallel = DefaultMaxParallel
+	}
+	return l
+}
+
+// Host is the session side of a run: which tools the program can call, and
+// how a sub-call is shown and executed. The agent implements it over its
+// pipeline and event log; PipelineHost is a plain implementation.
+type Host interface {
+	// Tools returns the tools bound into the program's `tools` object (a
+	// run_code among them is skipped).
+	Tools() []*registry.Def
+	// Lookup returns the tool a binding calls, read again at each call, or
+	// nil when it is gone.
+	Lookup(name string) *registry.Def
+	// Start shows a sub-call (the session logs it and its card appears). It
+	// is called in submission order, right before Execute.
+	Start(ctx context.Context, d *registry.Def, c *registry.Call)
+	// Execute runs a started sub-call through the complete pipeline (gates,
+	// approval, guards, middleware, post-execute), shows its result, and
+	// returns it. ctx is cancelled when the run settles.
+	Execute(ctx context.Context, d *registry.Def, c *registry.Call) registry.Result
+}
+
+// Values maps tool results to the values a program receives, and declares
+// their types in the SDK. The two must agree.
+type Values interface {
+	// OutputSchema is the JSON Schema of the tool's value; nil renders `unknown`.
+	OutputSchema(d *registry.Def) json.RawMessage
+	// Value is the canonical JSON value of a successful result.
+	Value(d *registry.Def, r registry.Result) (json.RawMessage, error)
+}
+
+// TextValues resolves every call to its result's text, typed string. It is
+// the default while the registry does not carry typed output values.
+type TextValues struct{}
+
+var stringSchema = json.RawMessage(`{"type":"string"}`)
+
+// OutputSchema implements Values.
+func (TextValues) OutputSchema(*registry.Def) json.RawMessage { return stringSchema }
+
+// Value implements Values.
+func (TextValues) Value(_ *registry.Def, r registry.Result) (json.RawMessage, error) {
+	return json.Marshal(r.Text())
+}
+
+// Options configure a Runner. Nil means defaults.
+type Options struct {
+	Limits Limits
+	Values Values       // default TextValues
+	Logger *slog.Logger // default: discard
+}
+
+// Runner runs programs. It holds no per-run state and is safe for concurrent use.
+type Runner struct {
+	limits Limits
+	values Values
+	log    *slog.Logger
+}
+
+// NewRunner returns a runner; nil options mean defaults.
+func NewRunner(o *Options) *Runner {
+	r := &Runner{}
+	if o != nil {
+		r.limits, r.values, r.log = o.Limits, o.Values, o.Logger
+	}
+	r.limits = r.limits.withDefaults()
+	if r.values == nil {
+		r.values = TextValues{}
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r
+}
+
+// Limits returns the limits in effect.
+func (r *Runner) Limits() Limits { return r.limits }

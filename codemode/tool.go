@@ -1,0 +1,67 @@
+package codemode
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// Args are run_code's arguments.
+type Args struct {
+	Code        string `json:"code"`
+	Description string `json:"description"`
+}
+
+// ToolDescription is run_code's description (reference/dsh.md §4.2).
+const ToolDescription = "Execute a TypeScript program against the available tools. Takes two required arguments: " +
+	"`code`, the BODY of an async function (erasable syntax only; top-level `await` and `return` work), and " +
+	"`description`, a short summary of what the program does. Call tools as `await tools.name(args)` per the " +
+	"declarations in the system prompt. Only what you print or return is program output — curate it. " +
+	"Image-bearing subtool results are attached after the run."
+
+const toolParameters = `{"type":"object","properties":{` +
+	`"code":{"type":"string","description":"The program: the body of an async TypeScript function."},` +
+	`"description":{"type":"string","minLength":1,"description":"Clear, concise description of what this program does in active voice, 5-10 words (shown in the UI)."}},` +
+	`"required":["code","description"]}`
+
+// Tool returns run_code bound to one host (a session): its programs call
+// the host's tools, and their sub-calls go through the host's pipeline.
+// The card is a generic execute card titled with the description and
+// showing the program; the result card shows the run's text.
+func (r *Runner) Tool(host Host) (*registry.Def, error) {
+	return registry.DefineCodeTool(registry.Tool[Args, Output]{
+		Name:        ToolName,
+		Description: ToolDescription,
+		Parameters:  []byte(toolParameters),
+		Run: func(ctx context.Context, c *registry.Call, in Args) (Output, error) {
+			out, err := r.Run(ctx, c, in.Code, host)
+			var re *RunError
+			if errors.As(err, &re) {
+				return Output{}, registry.Errorf(CodeRunFailed, re.Error())
+			}
+			return out, err
+		},
+		Render: func(_ Args, out Output) []registry.Content {
+			return append([]registry.Content{registry.Text(out.Text())}, out.Images...)
+		},
+		PresentCall: func(in Args) registry.View {
+			title := strings.TrimSpace(in.Description)
+			if title == "" {
+				title = ToolName
+			}
+			return registry.GenericCard{Title: title, Kind: "execute",
+				Content: []registry.Content{registry.Text(fence(in.Code, "ts"))}}
+		},
+	})
+}
+
+// fence wraps text in a Markdown code fence longer than any backtick run inside it.
+func fence(text, lang string) string {
+	ticks := "```"
+	for strings.Contains(text, ticks) {
+		ticks += "`"
+	}
+	return ticks + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + ticks
+}

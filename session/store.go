@@ -332,7 +332,7 @@ func cutLine(b []byte) (line, rest []byte, complete bool) {
 // the session: the first failure is logged, the session goes on in memory,
 // and Err reports it.
 type writer struct {
-	f    interface {
+	f interface {
 		io.Writer
 		Sync() error
 		Close() error

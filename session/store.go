@@ -68,6 +68,9 @@ func syncAfter(typ string) bool {
 // ErrNotFound is returned for a session that has no log.
 var ErrNotFound = errors.New("session log not found")
 
+// ErrBusy is returned for a session whose log another process has open.
+var ErrBusy = errors.New("session is open in another acp-bridge process")
+
 // CorruptError is a log that cannot be read as a session. It names the file
 // and line so a user can inspect it.
 type CorruptError struct {
@@ -182,6 +185,10 @@ func (st *Store) Create(h Header) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session store: create log of %s: %w", h.ID, err)
 	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session store: lock log of %s: %w", h.ID, err)
+	}
 	if _, err := f.Write(append(line, '\n')); err == nil {
 		err = f.Sync()
 	}
@@ -212,13 +219,22 @@ func (st *Store) Open(id string) (*Log, Header, error) {
 	if err != nil {
 		return nil, Header{}, err
 	}
-	h, evs, good, err := readFile(p)
-	if err != nil {
-		return nil, Header{}, err
-	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return nil, Header{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
 		return nil, Header{}, fmt.Errorf("session store: open log of %s: %w", id, err)
+	}
+	// Lock before reading, so what is read is what this process goes on from.
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, Header{}, fmt.Errorf("session store: %s: %w", id, err)
+	}
+	h, evs, good, err := readFile(p)
+	if err != nil {
+		f.Close()
+		return nil, Header{}, err
 	}
 	if fi, err := f.Stat(); err == nil && fi.Size() > good {
 		st.log.Warn("session log had a torn last line; dropping it", "session", id, "path", p, "bytes", fi.Size()-good)
@@ -236,10 +252,19 @@ func (st *Store) Delete(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(p); err != nil {
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
 		if errors.Is(err, iofs.ErrNotExist) {
 			return fmt.Errorf("%w: %s", ErrNotFound, id)
 		}
+		return fmt.Errorf("session store: delete %s: %w", id, err)
+	}
+	defer f.Close()
+	// A log another process is appending to is not removed under it.
+	if err := lockFile(f); err != nil {
+		return fmt.Errorf("session store: delete %s: %w", id, err)
+	}
+	if err := os.Remove(p); err != nil {
 		return fmt.Errorf("session store: delete %s: %w", id, err)
 	}
 	st.mu.Lock()

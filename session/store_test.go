@@ -471,3 +471,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestOpenLogIsExclusive(t *testing.T) {
+	st := newStore(t)
+	lg, err := st.Create(Header{ID: "held", Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg.Append(New(TypeNotice, Notice{Text: "x"}))
+	if _, _, err := st.Open("held"); !errors.Is(err, ErrBusy) {
+		t.Errorf("Open of a log held open = %v, want ErrBusy", err)
+	}
+	if err := st.Delete("held"); !errors.Is(err, ErrBusy) {
+		t.Errorf("Delete of a log held open = %v, want ErrBusy", err)
+	}
+	if _, _, err := st.Read("held"); err != nil {
+		t.Errorf("Read of a log held open = %v; reading needs no lock", err)
+	}
+	lg.Close()
+	lg, _, err = st.Open("held")
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	lg.Close()
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // Options configure an Agent. Zero values take the documented defaults.
@@ -31,6 +32,12 @@ type Options struct {
 	// MaxTurnRequests bounds model requests in one turn (default 50); past
 	// it the turn ends with stopReason max_turn_requests.
 	MaxTurnRequests int
+
+	// Store keeps sessions across processes (session/load, resume, list,
+	// delete). nil: sessions live in memory only and those are not offered.
+	Store *session.Store
+	// ListPageSize is how many sessions one session/list page holds (default 50).
+	ListPageSize int
 
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now
@@ -98,7 +105,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		"terminalOutput", req.ClientCapabilities.TerminalOutput())
 	// We speak version 1 only: a client asking for 1 gets 1; any other
 	// request gets our latest, and the client decides whether to go on.
-	return &acp.InitializeResponse{
+	resp := &acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentInfo:       &acp.Implementation{Name: a.o.Name, Version: a.o.Version, Title: "ACP Bridge"},
 		AgentCapabilities: acp.AgentCapabilities{
@@ -106,7 +113,13 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}},
 		},
 		AuthMethods: []acp.AuthMethod{},
-	}, nil
+	}
+	if a.o.Store != nil { // load.go
+		resp.AgentCapabilities.LoadSession = true
+		sc := &resp.AgentCapabilities.SessionCapabilities
+		sc.List, sc.Resume, sc.Delete = &acp.Empty{}, &acp.Empty{}, &acp.Empty{}
+	}
+	return resp, nil
 }
 
 // Authenticate: this agent has no auth methods, so any method id is unknown.
@@ -135,6 +148,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	caps := a.caps
 	a.mu.Unlock()
 	s := newSession(a, a.o.NewID(), roots, caps)
+	a.persist(s)
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -185,6 +199,7 @@ func (a *Agent) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) 
 	delete(a.sessions, s.id)
 	a.mu.Unlock()
 	s.close()
+	a.release(s)
 	return &acp.EmptyResponse{}, nil
 }
 
@@ -199,5 +214,6 @@ func (a *Agent) Shutdown() {
 	a.mu.Unlock()
 	for _, s := range ss {
 		s.close()
+		a.release(s)
 	}
 }

@@ -184,6 +184,8 @@ func (s *Session) commit(msg model.Message) {
 	s.mu.Lock()
 	s.history = append(s.history, msg)
 	s.mu.Unlock()
+	// The log keeps the response whole, so a load rebuilds this history (load.go).
+	s.emit(context.Background(), assistantEvent(msg))
 }
 
 // stream makes one model request, emitting text and thoughts as they arrive.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/agent"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
 )
 
@@ -36,6 +38,7 @@ type config struct {
 	logLevel string
 	logFile  string
 	maxTurn  int
+	stateDir string
 }
 
 const usage = `acp-bridge: an Agent Client Protocol agent for Zed and other ACP editors.
@@ -57,6 +60,8 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	fl.StringVar(&cfg.logLevel, "log-level", envOr("ACP_BRIDGE_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env ACP_BRIDGE_LOG_LEVEL)")
 	fl.StringVar(&cfg.logFile, "log-file", os.Getenv("ACP_BRIDGE_LOG_FILE"), "append logs to this file instead of stderr (env ACP_BRIDGE_LOG_FILE)")
 	fl.IntVar(&cfg.maxTurn, "max-turn-requests", 50, "model requests allowed in one prompt turn")
+	fl.StringVar(&cfg.stateDir, "state-dir", envOr("ACP_BRIDGE_STATE_DIR", defaultStateDir()),
+		"where session logs are kept, for session/load, resume and list; empty keeps sessions in memory only (env ACP_BRIDGE_STATE_DIR)")
 	showVersion := fl.Bool("version", false, "print the version and exit")
 	fl.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -145,6 +150,16 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		Logger:          logger,
 		ModelHint:       "set ACP_BRIDGE_MODEL",
 	}
+	if cfg.stateDir != "" {
+		// A state directory that cannot be used must not stop the editor's
+		// agent from starting: sessions then live in memory only.
+		st, err := session.OpenStore(cfg.stateDir, &session.StoreOptions{Logger: logger})
+		if err != nil {
+			logger.Error("sessions will not be saved", "err", err)
+		} else {
+			opts.Store = st
+		}
+	}
 	switch {
 	case cfg.model == "":
 	case strings.HasPrefix(cfg.model, "script:"):
@@ -175,4 +190,18 @@ func newLogger(cfg *config, stderr io.Writer) (*slog.Logger, func(), error) {
 	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(l)
 	return l, closeFn, nil
+}
+
+// defaultStateDir follows the XDG base directory spec: session logs are
+// state (worth keeping, not worth backing up like configuration).
+func defaultStateDir() string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "acp-bridge", "sessions")
 }

@@ -229,8 +229,8 @@ func seal(lg *session.Log) int {
 				continue
 			}
 			for _, c := range m.ToolCalls {
-				if !finished[c.CallID] && !carded[c.CallID] {
-					open = append(open, c)
+				if !finished[c.ID] && !carded[c.ID] {
+					open = append(open, session.ToolCall{CallID: c.ID, Name: c.Name, Args: argsJSON(c.Arguments)})
 				}
 			}
 		case session.TypeToolCall:
@@ -300,8 +300,12 @@ func rebuildHistory(evs []session.Event) ([]model.Message, int) {
 			msg := model.Message{Role: model.RoleAssistant, Content: m.Text, Reasoning: m.Reasoning}
 			clear(pending)
 			for _, c := range m.ToolCalls {
-				msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.CallID, Name: c.Name, Arguments: c.Args})
-				pending[c.CallID] = true
+				var args json.RawMessage // nil stays nil, as the live message had it
+				if c.Arguments != "" {
+					args = json.RawMessage(c.Arguments)
+				}
+				msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
+				pending[c.ID] = true
 			}
 			history = append(history, msg)
 		case session.TypeToolResult:
@@ -324,9 +328,19 @@ func rebuildHistory(evs []session.Event) ([]model.Message, int) {
 func assistantEvent(msg model.Message) session.Event {
 	m := session.AssistantMessage{Text: msg.Content, Reasoning: msg.Reasoning}
 	for _, c := range msg.ToolCalls {
-		m.ToolCalls = append(m.ToolCalls, session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Arguments})
+		m.ToolCalls = append(m.ToolCalls, session.MessageCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
 	}
 	return session.New(session.TypeAssistantMessage, m)
+}
+
+// argsJSON makes a model's arguments safe to log as raw JSON: broken JSON is
+// kept as a JSON string, so the card still shows what the model wrote.
+func argsJSON(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	q, _ := json.Marshal(s)
+	return q
 }
 
 // ListSessions lists stored sessions, most recently updated first, a page at

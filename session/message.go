@@ -14,5 +14,14 @@ const TypeAssistantMessage = "assistant/message" // AssistantMessage
 type AssistantMessage struct {
 	Text      string     `json:"text,omitempty"`
 	Reasoning string     `json:"reasoning,omitempty"`
-	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	ToolCalls []MessageCall `json:"toolCalls,omitempty"`
+}
+
+// MessageCall is a call as the model wrote it. Arguments is a string, not
+// raw JSON: a model can write broken JSON, and the context must hold it
+// byte for byte (the model is shown its own words again).
+type MessageCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }

@@ -47,7 +47,7 @@ func turn(n int, prompt string) []Event {
 		New(TypeAssistantChunk, AssistantChunk{Kind: "thought", Text: "Let me look."}),
 		New(TypeAssistantChunk, AssistantChunk{Kind: "text", Text: "Reading."}),
 		New(TypeAssistantMessage, AssistantMessage{Text: "Reading.", Reasoning: "Let me look.",
-			ToolCalls: []ToolCall{{CallID: id, Name: "read", Args: json.RawMessage(`{"file_path":"a.go"}`)}}}),
+			ToolCalls: []MessageCall{{ID: id, Name: "read", Arguments: `{"file_path":"a.go"}`}}}),
 		New(TypeToolCall, ToolCall{CallID: id, Name: "read", Args: json.RawMessage(`{"file_path":"a.go"}`)}),
 		New(TypeToolStatus, ToolStatus{CallID: id, Status: "running"}),
 		New(TypeToolOutput, ToolOutput{CallID: id, Data: "live output, never stored"}),

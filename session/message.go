@@ -12,8 +12,8 @@ const TypeAssistantMessage = "assistant/message" // AssistantMessage
 // AssistantMessage is one complete model response as the model's context
 // holds it.
 type AssistantMessage struct {
-	Text      string     `json:"text,omitempty"`
-	Reasoning string     `json:"reasoning,omitempty"`
+	Text      string        `json:"text,omitempty"`
+	Reasoning string        `json:"reasoning,omitempty"`
 	ToolCalls []MessageCall `json:"toolCalls,omitempty"`
 }
 

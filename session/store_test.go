@@ -495,3 +495,72 @@ func TestOpenLogIsExclusive(t *testing.T) {
 	}
 	lg.Close()
 }
+
+// TestDecodeEventFastPathAgrees: the direct reading of a line gives what
+// encoding/json gives, and lines of any other shape still decode.
+func TestDecodeEventFastPathAgrees(t *testing.T) {
+	lg := &Log{now: clock()}
+	var lines []string
+	for _, e := range turn(1, "a \"quoted\" <prompt> with ünïcode\n and lines") {
+		if e = lg.Append(e); !Transient(e.Type) {
+			b, _ := json.Marshal(e)
+			lines = append(lines, string(b))
+		}
+	}
+	others := []struct {
+		line string
+		fast bool
+	}{
+		{`{"seq":1,"time":"2026-03-01T12:00:00.5+02:00","type":"notice","data":{"text":"x"}}`, true},
+		{`{ "seq": 1, "time": "2026-03-01T12:00:00Z", "type": "notice", "data": {"text": "x"} }`, false},
+		{`{"time":"2026-03-01T12:00:00Z","seq":1,"type":"notice","data":{"text":"x"}}`, false},
+		{`{"seq":1,"time":"2026-03-01T12:00:00Z","type":"not\u0069ce","data":{"text":"x"}}`, false},
+		{`{"seq":1,"time":"2026-03-01T12:00:00Z","type":"notice","data":{"text":"x"},"extra":true}`, false},
+		{`{"seq":1,"time":"2026-03-01T12:00:00Z","type":"notice","data":"text"}`, false},
+	}
+	for _, l := range lines {
+		others = append(others, struct {
+			line string
+			fast bool
+		}{l, true})
+	}
+	for _, tc := range others {
+		var want Event
+		if err := json.Unmarshal([]byte(tc.line), &want); err != nil {
+			t.Fatalf("bad test line %s: %v", tc.line, err)
+		}
+		_, fast := decodeFast([]byte(tc.line))
+		if fast != tc.fast {
+			t.Errorf("fast path taken = %v, want %v, for %s", fast, tc.fast, tc.line)
+		}
+		got, err := decodeEvent([]byte(tc.line))
+		if err != nil {
+			t.Errorf("decodeEvent(%s): %v", tc.line, err)
+			continue
+		}
+		var gotData, wantData any
+		json.Unmarshal(got.Data, &gotData)
+		json.Unmarshal(want.Data, &wantData)
+		if got.Seq != want.Seq || !got.Time.Equal(want.Time) || got.Type != want.Type || !reflect.DeepEqual(gotData, wantData) {
+			t.Errorf("decodeEvent(%s)\n got %+v\nwant %+v", tc.line, got, want)
+		}
+	}
+}
+
+func FuzzDecodeEvent(f *testing.F) {
+	f.Add([]byte(`{"seq":1,"time":"2026-03-01T12:00:00Z","type":"notice","data":{"text":"x"}}`))
+	f.Add([]byte(`{"seq":-1,"time":"2026-03-01T12:00:00Z","type":"a","data":{}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, ok := decodeFast(line)
+		if !ok || !json.Valid(line) {
+			return
+		}
+		var want Event
+		if err := json.Unmarshal(line, &want); err != nil {
+			return // e.g. a seq json accepts as a number but not as int64
+		}
+		if fast.Seq != want.Seq || !fast.Time.Equal(want.Time) || fast.Type != want.Type || !bytes.Equal(fast.Data, want.Data) {
+			t.Fatalf("fast %+v, json %+v", fast, want)
+		}
+	})
+}

@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/tools/fs"
+)
+
+// wireClient encodes every update as the connection would and drops it, so
+// a benchmark counts the cost of the wire form too.
+type wireClient struct {
+	stClient
+	sent int
+}
+
+func (c *wireClient) SessionUpdate(_ context.Context, id string, u acp.Update) error {
+	b, err := json.Marshal(acp.SessionNotification{SessionID: id, Update: u})
+	if err != nil {
+		return err
+	}
+	c.sent++
+	_, err = io.Discard.Write(b)
+	return err
+}
+
+// benchLog writes a session of n events shaped like real use: each turn a
+// prompt, streamed thought and text (word-sized chunks), a response with two
+// reads whose results are about 2 KB of numbered source, and a closing answer.
+func benchLog(b *testing.B, dir, cwd string, n int) {
+	st, err := session.OpenStore(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lg, err := st.Create(session.Header{ID: "big", Cwd: cwd})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var src strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&src, "%d: \tfmt.Println(\"line %d of a file the model read\")\n", i+1, i+1)
+	}
+	result := "<path>" + cwd + "/main.go</path>\n<type>file</type>\n<content>\n" + src.String() + "\n(End of file - total 40 lines)\n</content>"
+	var all, cur []session.Event
+	add := func(ev session.Event) { cur = append(cur, ev) }
+	words := strings.Fields("The function reads its arguments and greets each name in turn, falling back to the world when none is given.")
+	for turn := 1; ; turn++ {
+		cur = cur[:0]
+		prompt := fmt.Sprintf("Question %d: what does main.go do?", turn)
+		add(session.New(session.TypeUserMessage, session.UserMessage{Prompt: json.RawMessage(`[{"type":"text","text":"` + prompt + `"}]`), Text: prompt}))
+		add(session.New(session.TypeTurnStart, session.TurnStart{Turn: turn}))
+		for _, w := range words[:8] {
+			add(session.New(session.TypeAssistantChunk, session.AssistantChunk{Kind: "thought", Text: w + " "}))
+		}
+		var calls []session.MessageCall
+		for k := range 2 {
+			calls = append(calls, session.MessageCall{ID: fmt.Sprintf("c%d_%d", turn, k), Name: "read", Arguments: `{"file_path":"main.go"}`})
+		}
+		add(session.New(session.TypeAssistantMessage, session.AssistantMessage{Reasoning: strings.Join(words[:8], " "), ToolCalls: calls}))
+		for _, c := range calls {
+			add(session.New(session.TypeToolCall, session.ToolCall{CallID: c.ID, Name: c.Name, Args: json.RawMessage(c.Arguments)}))
+			add(session.New(session.TypeToolStatus, session.ToolStatus{CallID: c.ID, Status: "running"}))
+			add(session.New(session.TypeToolResult, session.ToolResult{CallID: c.ID, Result: registry.Result{Content: []registry.Content{registry.Text(result)}}}))
+		}
+		for _, w := range words {
+			add(session.New(session.TypeAssistantChunk, session.AssistantChunk{Kind: "text", Text: w + " "}))
+		}
+		add(session.New(session.TypeAssistantMessage, session.AssistantMessage{Text: strings.Join(words, " ")}))
+		add(session.New(session.TypeTurnEnd, session.TurnEnd{Turn: turn, StopReason: "end_turn"}))
+		if len(all)+len(cur) > n {
+			break
+		}
+		all = append(all, cur...)
+	}
+	// Whole turns only (a cut turn would be sealed on load); notices fill up.
+	for len(all) < n {
+		all = append(all, session.New(session.TypeNotice, session.Notice{Text: "Model request failed: rate limited; retrying."}))
+	}
+	for _, ev := range all {
+		lg.Append(ev)
+	}
+	if err := lg.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkLoadReplay10k is session/load of a 10,000-event session in a
+// fresh agent: read and check the log, rebuild the model's context, replay
+// every update through a fresh translator and encode it for the wire.
+func BenchmarkLoadReplay10k(b *testing.B) {
+	dir, cwd := b.TempDir(), b.TempDir()
+	benchLog(b, dir, cwd, 10_000)
+	st, err := session.OpenStore(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg := registry.New()
+	fs.Register(reg)
+	ctx := context.Background()
+	sent := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		c := &wireClient{}
+		a := New(c, Options{Registry: reg, Store: st})
+		if _, err := a.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a.LoadSession(ctx, &acp.LoadSessionRequest{SessionID: "big", Cwd: cwd}); err != nil {
+			b.Fatal(err)
+		}
+		s, _ := a.session("big")
+		if len(s.log.Events()) != 10_000 || len(s.history) == 0 {
+			b.Fatalf("loaded %d events, %d messages", len(s.log.Events()), len(s.history))
+		}
+		sent = c.sent
+		a.Shutdown()
+	}
+	b.ReportMetric(float64(sent), "updates/op")
+}

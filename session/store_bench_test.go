@@ -46,4 +46,3 @@ func BenchmarkParse10k(b *testing.B) {
 		}
 	}
 }
-

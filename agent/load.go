@@ -53,7 +53,7 @@ func (a *Agent) release(s *Session) {
 	if err := s.log.Close(); err != nil {
 		a.log.Warn("closing the session log failed", "session", s.id, "err", err)
 	}
-	if a.o.Store != nil && s.log.Persistent() && len(s.log.Events()) == 0 {
+	if a.o.Store != nil && s.log.Persistent() && s.log.Len() == 0 {
 		if err := a.o.Store.Delete(s.id); err != nil && !errors.Is(err, session.ErrNotFound) {
 			a.log.Warn("removing an empty session log failed", "session", s.id, "err", err)
 		}
@@ -68,7 +68,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	a.log.Info("session loaded", "session", s.id, "cwd", s.cwd, "events", len(s.log.Events()))
+	a.log.Info("session loaded", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
 	return &acp.LoadSessionResponse{}, nil
 }
 
@@ -89,7 +89,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 	if err != nil {
 		return nil, err
 	}
-	a.log.Info("session resumed", "session", s.id, "cwd", s.cwd, "events", len(s.log.Events()))
+	a.log.Info("session resumed", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
 	return &acp.ResumeSessionResponse{}, nil
 }
 
@@ -243,7 +243,10 @@ func seal(lg *session.Log) int {
 			}
 			carded[c.CallID] = true
 		case session.TypeToolResult:
-			if r, err := session.Decode[session.ToolResult](ev); err == nil {
+			// Only the id: a result's content can be large, and is not needed here.
+			if r, err := session.Decode[struct {
+				CallID string `json:"callId"`
+			}](ev); err == nil {
 				finished[r.CallID] = true
 			}
 		}

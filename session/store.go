@@ -391,7 +391,8 @@ func decodeFast(line []byte) (ev Event, ok bool) {
 	if err != nil || data[0] != '{' || objectEnd(data) != len(data) {
 		return ev, false
 	}
-	return Event{Seq: seq, Time: t, Type: string(typ), Data: bytes.Clone(data)}, true
+	// Data shares the file's buffer: the events keep all of it alive anyway.
+	return Event{Seq: seq, Time: t, Type: string(typ), Data: data}, true
 }
 
 // objectEnd returns the length of the JSON object b starts with, matching
@@ -529,6 +530,13 @@ func (l *Log) Err() error {
 		return nil
 	}
 	return l.w.err
+}
+
+// Len is the number of stored events, without copying them.
+func (l *Log) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.events)
 }
 
 // Persistent reports whether the log is written to a store.

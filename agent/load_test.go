@@ -662,3 +662,69 @@ func TestCapabilitiesFollowTheStore(t *testing.T) {
 		t.Errorf("list without a store = %v, want method not found", err)
 	}
 }
+
+// failingClient loses the connection after a number of updates.
+type failingClient struct {
+	stClient
+	left int
+}
+
+func (c *failingClient) SessionUpdate(ctx context.Context, id string, u acp.Update) error {
+	if c.left--; c.left < 0 {
+		return errors.New("connection closed")
+	}
+	return c.stClient.SessionUpdate(ctx, id, u)
+}
+
+// TestLoadAbortedByClosedConnection: a load whose replay cannot be
+// delivered leaves no half-live session and no held log behind.
+func TestLoadAbortedByClosedConnection(t *testing.T) {
+	e := newStEnv(t)
+	a1, c1 := e.agent(script(t, stResponses[:2]...), acp.ClientCapabilities{})
+	id := e.newSession(a1)
+	e.prompt(a1, c1, id, stPrompts[0])
+	a1.Shutdown()
+
+	st, err := session.OpenStore(e.dir, &session.StoreOptions{Now: e.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := &failingClient{left: 3}
+	a2 := New(fc, Options{Store: st, Now: e.clock})
+	_, err = a2.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: id, Cwd: e.cwd, McpServers: []acp.McpServer{}})
+	if err == nil || !strings.Contains(err.Error(), "connection closed") {
+		t.Fatalf("load over a broken connection = %v", err)
+	}
+	if _, err := a2.session(id); err == nil {
+		t.Error("the failed load left the session live")
+	}
+	// The log was released: another agent can load it.
+	a3, c3 := e.agent(nil, acp.ClientCapabilities{})
+	if _, err := a3.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: id, Cwd: e.cwd, McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatalf("load after the aborted one: %v", err)
+	}
+	if c3.count() <= 3 {
+		t.Errorf("replay sent %d updates", c3.count())
+	}
+}
+
+// TestUnusableStoreKeepsSessionsWorking: when the state directory goes
+// away, new sessions still work, in memory.
+func TestUnusableStoreKeepsSessionsWorking(t *testing.T) {
+	e := newStEnv(t)
+	a, c := e.agent(script(t, stResponses[1]), acp.ClientCapabilities{})
+	if err := os.RemoveAll(e.dir); err != nil {
+		t.Fatal(err)
+	}
+	id := e.newSession(a)
+	if s := a.liveSession(t, id); s.log.Persistent() {
+		t.Fatal("the session claims to be saved in a directory that does not exist")
+	}
+	got := e.prompt(a, c, id, "still there?")
+	if len(got) == 0 {
+		t.Error("the prompt sent nothing")
+	}
+	if _, err := a.CloseSession(t.Context(), &acp.CloseSessionRequest{SessionID: id}); err != nil {
+		t.Error(err)
+	}
+}

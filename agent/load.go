@@ -211,6 +211,15 @@ const codeInterrupted = "INTERRUPTED"
 // so the next load finds the session whole. It returns how many it added.
 func seal(lg *session.Log) int {
 	evs := lg.Events()
+	// Calls are made only inside a turn, and a turn that ended has every
+	// call answered (the turn loop fails what is left before it ends), so
+	// only the last turn can be open: no need to decode the whole session.
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type == session.TypeTurnStart {
+			evs = evs[i:]
+			break
+		}
+	}
 	carded := map[string]bool{}
 	finished := map[string]bool{}
 	var open []session.ToolCall // calls without a result, in the order made

@@ -188,16 +188,15 @@ func cwdMismatch(id, got, want string) error {
 }
 
 // loadError turns a store error into the protocol error the editor sees.
+// A corrupt log or an unknown event type is an internal error whose message
+// names the file, the line and the cause (session.CorruptError,
+// session.UnknownTypeError), so the user can act on it.
 func loadError(id string, err error) error {
-	var unknown *session.UnknownTypeError
-	var corrupt *session.CorruptError
 	switch {
 	case errors.Is(err, session.ErrNotFound):
 		return &acp.Error{Code: acp.CodeResourceNotFound, Message: "session not found: " + id, Data: map[string]string{"sessionId": id}}
 	case errors.Is(err, session.ErrBusy):
 		return acp.InvalidParams("invalid params: session %s is open in another acp-bridge process (or another connection); close it there first", id)
-	case errors.As(err, &unknown), errors.As(err, &corrupt):
-		return acp.Errorf(acp.CodeInternalError, "session %s cannot be loaded: %v", id, err)
 	}
 	return acp.Errorf(acp.CodeInternalError, "session %s cannot be loaded: %v", id, err)
 }

@@ -1,5 +1,19 @@
 package session
 
+// The session log on disk, one file per session, <state dir>/<id>.jsonl:
+//
+//	{"type":"session","version":1,"id":"…","cwd":"/abs","created":"…"}   the header
+//	{"seq":1,"time":"…","type":"user/message","data":{…}}                 one event a line
+//	{"seq":2,"time":"…","type":"turn/start","data":{"turn":1}}
+//
+// Sequence numbers are contiguous from 1. Each event is one write(2) of one
+// line, so a killed process leaves whole lines; the file is fsync'd after
+// the events syncAfter names. A reader drops a torn last line (no newline,
+// or not decodable), refuses damage anywhere else, and refuses event types
+// it does not know. Transient events (live tool output) are never written.
+// An open log holds an exclusive advisory lock, so two processes never
+// append to one session.
+
 import (
 	"bytes"
 	"encoding/json"

@@ -564,3 +564,56 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+// TestFormatV1StillReads keeps logs written by format version 1 readable:
+// the fixture must parse, and every payload must survive a round trip
+// through its Go type, so renaming a payload field (which would silently
+// drop data from old logs) fails here.
+func TestFormatV1StillReads(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "v1-fixture.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, evs, good, err := Parse("v1-fixture.jsonl", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ID != "v1-fixture" || h.Cwd != "/work/project" || len(h.AdditionalDirectories) != 1 || good != int64(len(data)) {
+		t.Errorf("header %+v, good %d of %d", h, good, len(data))
+	}
+	roundTrip := map[string]func(Event) (any, error){
+		TypeUserMessage:      func(e Event) (any, error) { return Decode[UserMessage](e) },
+		TypeAssistantChunk:   func(e Event) (any, error) { return Decode[AssistantChunk](e) },
+		TypeAssistantMessage: func(e Event) (any, error) { return Decode[AssistantMessage](e) },
+		TypeToolCall:         func(e Event) (any, error) { return Decode[ToolCall](e) },
+		TypeToolStatus:       func(e Event) (any, error) { return Decode[ToolStatus](e) },
+		TypeToolResult:       func(e Event) (any, error) { return Decode[ToolResult](e) },
+		TypeNotice:           func(e Event) (any, error) { return Decode[Notice](e) },
+		TypeTurnStart:        func(e Event) (any, error) { return Decode[TurnStart](e) },
+		TypeTurnEnd:          func(e Event) (any, error) { return Decode[TurnEnd](e) },
+	}
+	seen := map[string]bool{}
+	for _, e := range evs {
+		dec, ok := roundTrip[e.Type]
+		if !ok {
+			t.Fatalf("no payload type for %s", e.Type)
+		}
+		seen[e.Type] = true
+		v, err := dec(e)
+		if err != nil {
+			t.Fatalf("event %d: %v", e.Seq, err)
+		}
+		again, _ := json.Marshal(v)
+		var want, got any
+		json.Unmarshal(e.Data, &want)
+		json.Unmarshal(again, &got)
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("event %d (%s) loses data through its type:\nstored %s\nagain  %s", e.Seq, e.Type, e.Data, again)
+		}
+	}
+	for typ := range knownTypes {
+		if !seen[typ] {
+			t.Logf("the v1 fixture has no %s event", typ)
+		}
+	}
+}

@@ -297,11 +297,24 @@ func rebuildHistory(evs []session.Event) ([]model.Message, int) {
 	var history []model.Message
 	pending := map[string]bool{} // calls of the last response still without a result
 	turns := 0
+	prompt := "" // the last user/message, until it enters the context
 	for _, ev := range evs {
 		switch ev.Type {
 		case session.TypeUserMessage:
 			if m, err := session.Decode[session.UserMessage](ev); err == nil {
-				history = append(history, model.Message{Role: model.RoleUser, Content: m.Text})
+				prompt = m.Text
+			}
+		case session.TypeUserContext:
+			history = append(history, model.Message{Role: model.RoleUser, Content: prompt})
+		case typeContextReset:
+			r, err := session.Decode[contextReset](ev)
+			if err != nil {
+				continue
+			}
+			clear(pending)
+			history = nil
+			if r.Reason == "compact" {
+				history = compactedContext(r.Summary)
 			}
 		case session.TypeAssistantMessage:
 			m, err := session.Decode[session.AssistantMessage](ev)
@@ -333,6 +346,26 @@ func rebuildHistory(evs []session.Event) ([]model.Message, int) {
 		}
 	}
 	return history, turns
+}
+
+// typeContextReset is logged when /clear or /compact replaces the model's
+// context (session.TypeContextReset on the issue-7 branch; by value until
+// the branches meet).
+const typeContextReset = "context/reset"
+
+type contextReset struct {
+	Reason  string `json:"reason"` // "clear" | "compact"
+	Summary string `json:"summary,omitempty"`
+}
+
+// compactedContext is the context /compact leaves: the summary, and the
+// model's acknowledgement. cmdCompact builds the same two messages live;
+// the two must stay the same for a reload to continue the same conversation.
+func compactedContext(summary string) []model.Message {
+	return []model.Message{
+		{Role: model.RoleUser, Content: "Summary of our conversation so far (the earlier messages were compacted):\n\n" + summary},
+		{Role: model.RoleAssistant, Content: "Understood. I will continue from this summary."},
+	}
 }
 
 // assistantEvent is the log form of a complete model response.

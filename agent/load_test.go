@@ -728,3 +728,63 @@ func TestUnusableStoreKeepsSessionsWorking(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestRebuildHistory(t *testing.T) {
+	user := func(text string) session.Event {
+		return session.New(session.TypeUserMessage, session.UserMessage{Prompt: json.RawMessage(`[]`), Text: text})
+	}
+	sent := session.New(session.TypeUserContext, session.UserContext{})
+	answer := func(text string, calls ...string) session.Event {
+		m := session.AssistantMessage{Text: text}
+		for _, c := range calls {
+			m.ToolCalls = append(m.ToolCalls, session.MessageCall{ID: c, Name: "read", Arguments: `{"file_path":"x"}`})
+		}
+		return session.New(session.TypeAssistantMessage, m)
+	}
+	result := func(id, text string) session.Event {
+		return session.New(session.TypeToolResult, session.ToolResult{CallID: id, Result: registry.Result{Content: []registry.Content{registry.Text(text)}}})
+	}
+	reset := func(reason, summary string) session.Event {
+		return session.New(typeContextReset, contextReset{Reason: reason, Summary: summary})
+	}
+	u := func(s string) model.Message { return model.Message{Role: model.RoleUser, Content: s} }
+	a := func(s string, calls ...string) model.Message {
+		m := model.Message{Role: model.RoleAssistant, Content: s}
+		for _, c := range calls {
+			m.ToolCalls = append(m.ToolCalls, model.ToolCall{ID: c, Name: "read", Arguments: json.RawMessage(`{"file_path":"x"}`)})
+		}
+		return m
+	}
+	tool := func(id, s string) model.Message { return model.Message{Role: model.RoleTool, ToolCallID: id, Content: s} }
+
+	tests := []struct {
+		name string
+		evs  []session.Event
+		want []model.Message
+	}{
+		{"a prompt that never reached a model is not context",
+			[]session.Event{user("hi"), session.New(session.TypeNotice, session.Notice{Text: "no model"})}, nil},
+		{"a prompt cancelled before the model said anything is context",
+			[]session.Event{user("hi"), sent}, []model.Message{u("hi")}},
+		{"calls and their results, in order",
+			[]session.Event{user("q"), sent, answer("look", "c1", "c2"), result("c1", "one"), result("c2", "two"), answer("done")},
+			[]model.Message{u("q"), a("look", "c1", "c2"), tool("c1", "one"), tool("c2", "two"), a("done")}},
+		{"a result for no call of the last response is not context",
+			[]session.Event{user("q"), sent, answer("x", "c1"), result("zz", "stray"), result("c1", "one"), result("c1", "again")},
+			[]model.Message{u("q"), a("x", "c1"), tool("c1", "one")}},
+		{"/clear empties the context",
+			[]session.Event{user("q"), sent, answer("a"), user("/clear"), reset("clear", ""), user("next"), sent},
+			[]model.Message{u("next")}},
+		{"/compact leaves the summary",
+			[]session.Event{user("q"), sent, answer("a"), user("/compact"), reset("compact", "we did q")},
+			compactedContext("we did q")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := rebuildHistory(tc.evs)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("history\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}

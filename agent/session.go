@@ -139,6 +139,7 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 	s.mu.Lock()
 	s.history = append(s.history, model.Message{Role: model.RoleUser, Content: text})
 	s.mu.Unlock()
+	s.emit(ctx, session.New(session.TypeUserContext, session.UserContext{})) // load.go rebuilds from it
 
 	for range s.a.o.MaxTurnRequests {
 		msg, finish, err := s.stream(ctx)

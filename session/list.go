@@ -99,18 +99,33 @@ func Summarize(h Header, evs []Event) Info {
 	if len(evs) > 0 {
 		info.Updated = evs[len(evs)-1].Time
 	}
-	for _, ev := range evs {
-		if ev.Type != TypeUserMessage {
-			continue
+	// The session's own title (the last one given) wins; until it has one,
+	// its first prompt names it.
+	for i := len(evs) - 1; i >= 0 && info.Title == ""; i-- {
+		if evs[i].Type == typeTitle {
+			if t, err := Decode[struct {
+				Title string `json:"title"`
+			}](evs[i]); err == nil {
+				info.Title = TitleFrom(t.Title)
+			}
 		}
-		if m, err := Decode[UserMessage](ev); err == nil {
-			if info.Title = TitleFrom(m.Text); info.Title != "" {
-				break
+	}
+	for _, ev := range evs {
+		if info.Title != "" {
+			break
+		}
+		if ev.Type == TypeUserMessage {
+			if m, err := Decode[UserMessage](ev); err == nil {
+				info.Title = TitleFrom(m.Text)
 			}
 		}
 	}
 	return info
 }
+
+// typeTitle is the session's title event (TypeTitle in session/controls.go
+// on the issue-7 branch; by value until the branches meet).
+const typeTitle = "title"
 
 // titleMax bounds a title: a list entry is one line in the editor's history.
 const titleMax = 80

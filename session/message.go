@@ -25,3 +25,12 @@ type MessageCall struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 }
+
+// TypeUserContext is logged when the turn's prompt (its user/message) enters
+// the model's context. Not every prompt does: a turn with no model
+// configured never reaches one (and slash commands do not either), so the
+// log says so explicitly rather than a reload guessing.
+const TypeUserContext = "user/context" // UserContext
+
+// UserContext marks that the last user/message entered the model's context.
+type UserContext struct{}

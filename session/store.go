@@ -62,6 +62,14 @@ var knownTypes = map[string]bool{
 	TypeNotice:           true,
 	TypeTurnStart:        true,
 	TypeTurnEnd:          true,
+	TypeUserContext:      true,
+	// The session controls' events (session/controls.go on the issue-7
+	// branch), by value until the branches meet.
+	"controls":      true,
+	"plan":          true,
+	"title":         true,
+	"usage":         true,
+	"context/reset": true,
 }
 
 // Known reports whether a persisted log may hold events of this type.

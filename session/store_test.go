@@ -44,6 +44,7 @@ func turn(n int, prompt string) []Event {
 	return []Event{
 		New(TypeUserMessage, UserMessage{Prompt: json.RawMessage(`[{"type":"text","text":` + strconv.Quote(prompt) + `}]`), Text: prompt}),
 		New(TypeTurnStart, TurnStart{Turn: n}),
+		New(TypeUserContext, UserContext{}),
 		New(TypeAssistantChunk, AssistantChunk{Kind: "thought", Text: "Let me look."}),
 		New(TypeAssistantChunk, AssistantChunk{Kind: "text", Text: "Reading."}),
 		New(TypeAssistantMessage, AssistantMessage{Text: "Reading.", Reasoning: "Let me look.",
@@ -591,6 +592,7 @@ func TestFormatV1StillReads(t *testing.T) {
 		TypeNotice:           func(e Event) (any, error) { return Decode[Notice](e) },
 		TypeTurnStart:        func(e Event) (any, error) { return Decode[TurnStart](e) },
 		TypeTurnEnd:          func(e Event) (any, error) { return Decode[TurnEnd](e) },
+		TypeUserContext:      func(e Event) (any, error) { return Decode[UserContext](e) },
 	}
 	seen := map[string]bool{}
 	for _, e := range evs {
@@ -614,6 +616,31 @@ func TestFormatV1StillReads(t *testing.T) {
 	for typ := range knownTypes {
 		if !seen[typ] {
 			t.Logf("the v1 fixture has no %s event", typ)
+		}
+	}
+}
+
+func TestSummarizeTitle(t *testing.T) {
+	prompt := func(s string) Event {
+		return Event{Seq: 1, Type: TypeUserMessage, Data: json.RawMessage(`{"prompt":[],"text":` + strconv.Quote(s) + `}`)}
+	}
+	title := func(s string) Event {
+		return Event{Seq: 1, Type: typeTitle, Data: json.RawMessage(`{"title":` + strconv.Quote(s) + `}`)}
+	}
+	tests := []struct {
+		name string
+		evs  []Event
+		want string
+	}{
+		{"no events", nil, ""},
+		{"first prompt", []Event{prompt("  "), prompt("fix the build"), prompt("then this")}, "fix the build"},
+		{"the session's own title wins", []Event{prompt("fix the build"), title("Build fix")}, "Build fix"},
+		{"the last title wins", []Event{title("Old"), prompt("x"), title("New name")}, "New name"},
+		{"an empty title falls back", []Event{prompt("fix it"), title("")}, "fix it"},
+	}
+	for _, tc := range tests {
+		if got := Summarize(Header{ID: "s", Cwd: "/w"}, tc.evs).Title; got != tc.want {
+			t.Errorf("%s: title %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

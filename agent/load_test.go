@@ -755,7 +755,9 @@ func TestRebuildHistory(t *testing.T) {
 		}
 		return m
 	}
-	tool := func(id, s string) model.Message { return model.Message{Role: model.RoleTool, ToolCallID: id, Content: s} }
+	tool := func(id, s string) model.Message {
+		return model.Message{Role: model.RoleTool, ToolCallID: id, Content: s}
+	}
 
 	tests := []struct {
 		name string

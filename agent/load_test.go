@@ -139,7 +139,7 @@ func (e *stEnv) newSession(a *Agent) string {
 	return r.SessionID
 }
 
-func script(t *testing.T, responses ...string) *model.Script {
+func stScript(t *testing.T, responses ...string) *model.Script {
 	t.Helper()
 	s, err := model.ParseScript([]byte(`{"responses":[` + strings.Join(responses, ",") + `]}`))
 	if err != nil {
@@ -212,7 +212,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	} {
 		t.Run(caps.name, func(t *testing.T) {
 			e := newStEnv(t)
-			a1, c1 := e.agent(script(t, stResponses...), caps.caps)
+			a1, c1 := e.agent(stScript(t, stResponses...), caps.caps)
 			id := e.newSession(a1)
 			var want []string
 			for _, p := range stPrompts {
@@ -274,7 +274,7 @@ func TestLoadedSessionContinues(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			e := newStEnv(t)
 			// The reference: one agent, every turn.
-			ref := &stRecorder{p: script(t, stResponses...)}
+			ref := &stRecorder{p: stScript(t, stResponses...)}
 			a0, c0 := e.agent(ref, acp.ClientCapabilities{})
 			id0 := e.newSession(a0)
 			for _, p := range stPrompts {
@@ -283,13 +283,13 @@ func TestLoadedSessionContinues(t *testing.T) {
 
 			// The same turns split over two agents, joined by the log.
 			split := 4 // prompts before the restart; responses used by then: 6
-			a1, c1 := e.agent(script(t, stResponses[:6]...), acp.ClientCapabilities{})
+			a1, c1 := e.agent(stScript(t, stResponses[:6]...), acp.ClientCapabilities{})
 			id := e.newSession(a1)
 			for _, p := range stPrompts[:split] {
 				e.prompt(a1, c1, id, p)
 			}
 			a1.Shutdown()
-			rec := &stRecorder{p: script(t, stResponses[6:]...)}
+			rec := &stRecorder{p: stScript(t, stResponses[6:]...)}
 			a2, c2 := e.agent(rec, acp.ClientCapabilities{})
 			var err error
 			if how == "load" {
@@ -434,7 +434,7 @@ func TestLoadFailsInterruptedCalls(t *testing.T) {
 
 func TestLoadRefusals(t *testing.T) {
 	e := newStEnv(t)
-	a, _ := e.agent(script(t, stResponses[1]), acp.ClientCapabilities{})
+	a, _ := e.agent(stScript(t, stResponses[1]), acp.ClientCapabilities{})
 	live := e.newSession(a)
 	a.Prompt(t.Context(), &acp.PromptRequest{SessionID: live, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
 	e.writeLog("stored", session.New(session.TypeNotice, session.Notice{Text: "x"}))
@@ -680,7 +680,7 @@ func (c *failingClient) SessionUpdate(ctx context.Context, id string, u acp.Upda
 // delivered leaves no half-live session and no held log behind.
 func TestLoadAbortedByClosedConnection(t *testing.T) {
 	e := newStEnv(t)
-	a1, c1 := e.agent(script(t, stResponses[:2]...), acp.ClientCapabilities{})
+	a1, c1 := e.agent(stScript(t, stResponses[:2]...), acp.ClientCapabilities{})
 	id := e.newSession(a1)
 	e.prompt(a1, c1, id, stPrompts[0])
 	a1.Shutdown()
@@ -712,7 +712,7 @@ func TestLoadAbortedByClosedConnection(t *testing.T) {
 // away, new sessions still work, in memory.
 func TestUnusableStoreKeepsSessionsWorking(t *testing.T) {
 	e := newStEnv(t)
-	a, c := e.agent(script(t, stResponses[1]), acp.ClientCapabilities{})
+	a, c := e.agent(stScript(t, stResponses[1]), acp.ClientCapabilities{})
 	if err := os.RemoveAll(e.dir); err != nil {
 		t.Fatal(err)
 	}

@@ -111,8 +111,8 @@ func (c *sdkClient) waitFor(t *testing.T, what string, ok func(sdk.SessionUpdate
 	}
 }
 
-// bridge is one acp-bridge process driven by the SDK client.
-type bridge struct {
+// crashBridge is one acp-bridge process driven by the SDK client.
+type crashBridge struct {
 	cmd    *exec.Cmd
 	conn   *sdk.ClientSideConnection
 	client *sdkClient
@@ -120,9 +120,9 @@ type bridge struct {
 	stderr strings.Builder
 }
 
-func startBridge(t *testing.T, bin string, args ...string) *bridge {
+func startCrashBridge(t *testing.T, bin string, args ...string) *crashBridge {
 	t.Helper()
-	b := &bridge{client: newSDKClient()}
+	b := &crashBridge{client: newSDKClient()}
 	b.cmd = exec.Command(bin, args...)
 	b.cmd.Stderr = &b.stderr
 	var err error
@@ -150,7 +150,7 @@ func startBridge(t *testing.T, bin string, args ...string) *bridge {
 	return b
 }
 
-func buildBridge(t *testing.T) string {
+func buildCrashBridge(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "acp-bridge")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
@@ -188,7 +188,7 @@ func TestCrashThenLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildBridge(t)
+	bin := buildCrashBridge(t)
 	work, state, scripts := t.TempDir(), t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(work, "a.go"), []byte("package a\n\nfunc A() {}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func TestCrashThenLoad(t *testing.T) {
 	ctx := t.Context()
 
 	// The first process: one whole turn, then a turn killed mid-call.
-	b1 := startBridge(t, bin, "--state-dir", state, "--model", "script:"+first, "--log-level", "debug")
+	b1 := startCrashBridge(t, bin, "--state-dir", state, "--model", "script:"+first, "--log-level", "debug")
 	if _, err := b1.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestCrashThenLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := sess.SessionId
-	prompt := func(b *bridge, text string) (sdk.PromptResponse, error) {
+	prompt := func(b *crashBridge, text string) (sdk.PromptResponse, error) {
 		return b.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 	}
 	if r, err := prompt(b1, "What does a.go do?"); err != nil || r.StopReason != sdk.StopReasonEndTurn {
@@ -234,7 +234,7 @@ func TestCrashThenLoad(t *testing.T) {
 	live := b1.client.wire(t)
 
 	// A new process loads it.
-	b2 := startBridge(t, bin, "--state-dir", state, "--model", "script:"+second)
+	b2 := startCrashBridge(t, bin, "--state-dir", state, "--model", "script:"+second)
 	init, err := b2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +313,7 @@ func TestCrashThenLoad(t *testing.T) {
 	}
 
 	// A third process loads the same session: nothing was lost between them.
-	b3 := startBridge(t, bin, "--state-dir", state)
+	b3 := startCrashBridge(t, bin, "--state-dir", state)
 	if _, err := b3.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/acp"
@@ -297,7 +298,8 @@ func rebuildHistory(evs []session.Event) ([]model.Message, int) {
 	var history []model.Message
 	pending := map[string]bool{} // calls of the last response still without a result
 	turns := 0
-	prompt := "" // the last user/message, until it enters the context
+	prompt := ""       // the last user/message, until it enters the context
+	var extra []string // additional context of the results so far
 	for _, ev := range evs {
 		switch ev.Type {
 		case session.TypeUserMessage:
@@ -323,6 +325,7 @@ func rebuildHistory(evs []session.Event) ([]model.Message, int) {
 			}
 			msg := model.Message{Role: model.RoleAssistant, Content: m.Text, Reasoning: m.Reasoning}
 			clear(pending)
+			extra = nil
 			for _, c := range m.ToolCalls {
 				var args json.RawMessage // nil stays nil, as the live message had it
 				if c.Arguments != "" {
@@ -333,12 +336,19 @@ func rebuildHistory(evs []session.Event) ([]model.Message, int) {
 			}
 			history = append(history, msg)
 		case session.TypeToolResult:
-			r, err := session.Decode[session.ToolResult](ev)
+			r, err := session.Decode[storedResult](ev)
 			if err != nil || !pending[r.CallID] {
 				continue // not a call the model made (or already answered)
 			}
 			delete(pending, r.CallID)
 			history = append(history, model.Message{Role: model.RoleTool, ToolCallID: r.CallID, Content: r.Result.Text()})
+			extra = append(extra, r.Result.Context...)
+			// Additional context from post-execute policy follows the last
+			// result of the response, as the turn loop adds it.
+			if len(pending) == 0 && len(extra) > 0 {
+				history = append(history, model.Message{Role: model.RoleUser, Content: strings.Join(extra, "\n\n")})
+				extra = nil
+			}
 		case session.TypeTurnStart:
 			if t, err := session.Decode[session.TurnStart](ev); err == nil {
 				turns = max(turns, t.Turn)
@@ -346,6 +356,17 @@ func rebuildHistory(evs []session.Event) ([]model.Message, int) {
 		}
 	}
 	return history, turns
+}
+
+// storedResult reads a tool/result with the additional context a
+// post-execute step gave the model (registry.Result.Context on the issue-3
+// branch: the outer field reads it where registry.Result has it too).
+type storedResult struct {
+	CallID string `json:"callId"`
+	Result struct {
+		registry.Result
+		Context []string `json:"context,omitempty"`
+	} `json:"result"`
 }
 
 // typeContextReset is logged when /clear or /compact replaces the model's

@@ -239,7 +239,7 @@ func TestReplayEqualsLive(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			a2, c2 := e.agent(nil, caps.caps)
+			a2, c2 := e.agent(stScript(t), caps.caps) // configured like the first, with a model
 			resp, err := a2.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: id, Cwd: e.cwd, McpServers: []acp.McpServer{}})
 			if err != nil {
 				t.Fatal(err)
@@ -791,6 +791,11 @@ func TestRebuildHistory(t *testing.T) {
 		{"a result for no call of the last response is not context",
 			[]session.Event{user("q"), sent, answer("x", "c1"), result("zz", "stray"), result("c1", "one"), result("c1", "again")},
 			[]model.Message{u("q"), a("x", "c1"), tool("c1", "one")}},
+		{"additional context follows the last result of the response",
+			[]session.Event{user("q"), sent, answer("x", "c1", "c2"),
+				session.New(session.TypeToolResult, json.RawMessage(`{"callId":"c1","result":{"content":[{"type":"text","text":"one"}],"context":["lint: 2 warnings"]}}`)),
+				session.New(session.TypeToolResult, json.RawMessage(`{"callId":"c2","result":{"content":[{"type":"text","text":"two"}],"context":["tests: ok"]}}`))},
+			[]model.Message{u("q"), a("x", "c1", "c2"), tool("c1", "one"), tool("c2", "two"), u("lint: 2 warnings\n\ntests: ok")}},
 		{"/clear empties the context",
 			[]session.Event{user("q"), sent, answer("a"), user("/clear"), reset("clear", ""), user("next"), sent},
 			[]model.Message{u("next")}},

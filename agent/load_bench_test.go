@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -153,4 +155,55 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkLoadReplay10kConn is the same load through the real connection:
+// the request comes in as a JSON-RPC line, every update and the response go
+// out as lines to a reader that drains them, as an editor's would.
+func BenchmarkLoadReplay10kConn(b *testing.B) {
+	dir, cwd := b.TempDir(), b.TempDir()
+	benchLog(b, dir, cwd, 10_000)
+	st, err := session.OpenStore(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg := registry.New()
+	fs.Register(reg)
+	req := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"big","cwd":%q,"mcpServers":[]}}`+"\n", cwd)
+	lines := 0
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		var ag *Agent
+		conn := acp.NewConn(context.Background(), func(c acp.Client) acp.Agent {
+			ag = New(c, Options{Registry: reg, Store: st})
+			return ag
+		}, inR, outW, inR, nil)
+		done := make(chan int)
+		go func() {
+			sc := bufio.NewScanner(outR)
+			sc.Buffer(make([]byte, 1<<20), 16<<20)
+			n := 0
+			for sc.Scan() {
+				n++
+				if bytes.HasPrefix(sc.Bytes(), []byte(`{"id":1,`)) || bytes.Contains(sc.Bytes(), []byte(`"id":1,"result"`)) {
+					break
+				}
+			}
+			done <- n
+			io.Copy(io.Discard, outR)
+		}()
+		if _, err := io.WriteString(inW, req); err != nil {
+			b.Fatal(err)
+		}
+		lines = <-done
+		inW.Close()
+		conn.Wait()
+		ag.Shutdown()
+		outW.Close()
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(lines), "lines/op")
 }

@@ -65,7 +65,16 @@ func TestSessionUpdateLine(t *testing.T) {
 		if msg.JSONRPC != "2.0" || msg.Method != MethodSessionUpdate || msg.ID != nil {
 			t.Errorf("envelope of %s", got)
 		}
-		want, _ := json.Marshal(SessionNotification{SessionID: "s1", Update: u})
+		// What the notification encoded as before, by encoding/json alone.
+		body, _ := json.Marshal(u)
+		upd := append([]byte(`{"sessionUpdate":`+quote(u.UpdateKind())+`,`), body[1:]...)
+		want, _ := json.Marshal(struct {
+			SessionID string          `json:"sessionId"`
+			Update    json.RawMessage `json:"update"`
+		}{"s1", upd})
+		if string(msg.Params) != string(want) {
+			t.Errorf("params differ byte for byte:\n got %s\nwant %s", msg.Params, want)
+		}
 		var a, b any
 		json.Unmarshal(msg.Params, &a)
 		json.Unmarshal(want, &b)
@@ -81,5 +90,35 @@ func TestSessionUpdateLine(t *testing.T) {
 	outW.Close()
 	for l := range lines {
 		t.Errorf("written after close: %s", l)
+	}
+}
+
+// TestSessionNotificationEncoding: the hand-assembled encoding is byte for
+// byte what encoding/json gives the same wrapper, _meta included.
+func TestSessionNotificationEncoding(t *testing.T) {
+	status := StatusCompleted
+	for _, n := range []SessionNotification{
+		{SessionID: "s", Update: AgentThoughtChunk{Content: TextBlock("<think> & \u2029")}},
+		{SessionID: "s\"2", Update: ToolCallUpdate{ToolCallID: "c", Status: &status}, Meta: Meta{"trace": "a<b", "n": 1}},
+		{SessionID: "s", Update: UsageUpdate{}},
+	} {
+		got, err := n.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(n.Update)
+		upd := []byte(`{"sessionUpdate":` + quote(n.Update.UpdateKind()))
+		if string(body) != "{}" {
+			upd = append(upd, ',')
+		}
+		upd = append(upd, body[1:]...)
+		want, _ := json.Marshal(struct {
+			SessionID string          `json:"sessionId"`
+			Update    json.RawMessage `json:"update"`
+			Meta      Meta            `json:"_meta,omitempty"`
+		}{n.SessionID, upd, n.Meta})
+		if string(got) != string(want) {
+			t.Errorf("\n got %s\nwant %s", got, want)
+		}
 	}
 }

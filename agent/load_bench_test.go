@@ -31,7 +31,7 @@ func (c *wireClient) SessionUpdate(_ context.Context, id string, u acp.Update) e
 	if !c.encode {
 		return nil
 	}
-	b, err := json.Marshal(acp.SessionNotification{SessionID: id, Update: u})
+	b, err := acp.SessionNotification{SessionID: id, Update: u}.MarshalJSON() // as acp.Conn does
 	if err != nil {
 		return err
 	}

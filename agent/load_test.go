@@ -96,6 +96,7 @@ type stEnv struct {
 	dir   string // state directory
 	cwd   string // workspace
 	clock func() time.Time
+	tools func(*registry.Registry) // extra tools, besides the fs ones
 }
 
 func newStEnv(t *testing.T) *stEnv {
@@ -119,6 +120,9 @@ func (e *stEnv) agent(p model.Provider, caps acp.ClientCapabilities) (*Agent, *s
 	}
 	reg := registry.New()
 	fs.Register(reg)
+	if e.tools != nil {
+		e.tools(reg)
+	}
 	c := &stClient{}
 	ids := 0
 	a := New(c, Options{Registry: reg, Model: p, Store: st, Now: e.clock, ListPageSize: 2,

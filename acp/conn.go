@@ -35,6 +35,7 @@ type Conn struct {
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // request id -> cancel
+	stream   *lineStream
 	wg       sync.WaitGroup
 }
 
@@ -55,6 +56,7 @@ func NewConn(ctx context.Context, newAgent func(Client) Agent, r io.Reader, w io
 		<-c.ready
 		c.rpc.Load().Close()
 	})
+	c.stream = stream
 	c.rpc.Store(jsonrpc2.NewConn(ctx, stream, handler{c}, jsonrpc2.SetLogger(slogPrintf{o.Logger})))
 	close(c.ready)
 	return c
@@ -207,8 +209,26 @@ func (c *Conn) replyErr(ctx context.Context, rc *jsonrpc2.Conn, id jsonrpc2.ID, 
 
 // SessionUpdate sends one session/update notification. It returns once the
 // message is written, so updates sent before a response precede it on the wire.
+//
+// The line is encoded here rather than by jsonrpc2's Notify, which encodes
+// the params, then the message, then the line again, compacting the update
+// each time: updates are most of what goes out (a session/load replays
+// thousands), and that cost three times the rest of a load. It goes through
+// the same stream and lock as every other message, so order is kept.
 func (c *Conn) SessionUpdate(ctx context.Context, sessionID string, u Update) error {
-	return c.conn().Notify(ctx, MethodSessionUpdate, SessionNotification{SessionID: sessionID, Update: u})
+	select {
+	case <-c.Done():
+		return jsonrpc2.ErrClosed
+	default:
+	}
+	params, err := SessionNotification{SessionID: sessionID, Update: u}.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	line := make([]byte, 0, len(params)+64)
+	line = append(line, `{"jsonrpc":"2.0","method":"`+MethodSessionUpdate+`","params":`...)
+	line = append(line, params...)
+	return c.stream.writeLine(append(line, "}\n"...))
 }
 
 func (c *Conn) RequestPermission(ctx context.Context, req *RequestPermissionRequest) (*RequestPermissionResponse, error) {

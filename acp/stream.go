@@ -60,7 +60,11 @@ func (s *lineStream) WriteObject(v any) error {
 		return err
 	}
 	b = s.restoreID(b)
-	b = append(b, '\n')
+	return s.writeLine(append(b, '\n'))
+}
+
+// writeLine writes one whole message line; it is the only writer.
+func (s *lineStream) writeLine(b []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.wfailed {

@@ -247,12 +247,24 @@ func (n SessionNotification) MarshalJSON() ([]byte, error) {
 	if string(body) != "{}" {
 		head += ","
 	}
-	upd := append([]byte(head), body[1:]...)
-	return json.Marshal(struct {
-		SessionID string          `json:"sessionId"`
-		Update    json.RawMessage `json:"update"`
-		Meta      Meta            `json:"_meta,omitempty"`
-	}{n.SessionID, upd, n.Meta})
+	// Assembled by hand: encoding the wrapper with encoding/json would
+	// compact the whole update once more, and updates are most of the
+	// bytes a session sends.
+	out := make([]byte, 0, len(body)+len(head)+len(n.SessionID)+32)
+	out = append(out, `{"sessionId":`...)
+	out = append(out, quote(n.SessionID)...)
+	out = append(out, `,"update":`...)
+	out = append(out, head...)
+	out = append(out, body[1:]...)
+	if len(n.Meta) > 0 {
+		meta, err := json.Marshal(n.Meta)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, `,"_meta":`...)
+		out = append(out, meta...)
+	}
+	return append(out, '}'), nil
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -18,6 +18,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // Options configure an Agent. Zero values take the documented defaults.
@@ -51,6 +52,11 @@ type Options struct {
 	ToolsMode codemode.Mode
 	// CodeMode configures run_code (limits, value mapping); nil: defaults.
 	CodeMode *codemode.Options
+	// Store keeps sessions across processes (session/load, resume, list,
+	// delete). nil: sessions live in memory only and those are not offered.
+	Store *session.Store
+	// ListPageSize is how many sessions one session/list page holds (default 50).
+	ListPageSize int
 
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now
@@ -119,7 +125,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		"terminalOutput", req.ClientCapabilities.TerminalOutput())
 	// We speak version 1 only: a client asking for 1 gets 1; any other
 	// request gets our latest, and the client decides whether to go on.
-	return &acp.InitializeResponse{
+	resp := &acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentInfo:       &acp.Implementation{Name: a.o.Name, Version: a.o.Version, Title: "ACP Bridge"},
 		AgentCapabilities: acp.AgentCapabilities{
@@ -128,7 +134,13 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 			McpCapabilities:     acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
 		AuthMethods: []acp.AuthMethod{},
-	}, nil
+	}
+	if a.o.Store != nil { // load.go
+		resp.AgentCapabilities.LoadSession = true
+		sc := &resp.AgentCapabilities.SessionCapabilities
+		sc.List, sc.Resume, sc.Delete = &acp.Empty{}, &acp.Empty{}, &acp.Empty{}
+	}
+	return resp, nil
 }
 
 // Authenticate: this agent has no auth methods, so any method id is unknown.
@@ -160,6 +172,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	caps := a.caps
 	a.mu.Unlock()
 	s := newSession(a, a.o.NewID(), roots, caps)
+	a.persist(s)
 	a.mu.Lock()
 	if a.shutdown {
 		a.mu.Unlock()
@@ -218,6 +231,7 @@ func (a *Agent) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) 
 	a.mu.Unlock()
 	s.close()
 	s.stopMCP()
+	a.release(s)
 	return &acp.EmptyResponse{}, nil
 }
 
@@ -234,6 +248,7 @@ func (a *Agent) Shutdown() {
 	a.mu.Unlock()
 	for _, s := range ss {
 		s.close()
+		a.release(s)
 	}
 	stopMCPAll(ss)
 }

@@ -155,6 +155,7 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 	s.mu.Lock()
 	s.history = append(s.history, model.Message{Role: model.RoleUser, Content: text, Images: s.takeImages()})
 	s.mu.Unlock()
+	s.emit(ctx, session.New(session.TypeUserContext, session.UserContext{})) // load.go rebuilds from it
 
 	for range s.a.o.MaxTurnRequests {
 		msg, finish, err := s.stream(ctx)
@@ -207,6 +208,8 @@ func (s *Session) commit(msg model.Message) {
 	s.mu.Lock()
 	s.history = append(s.history, msg)
 	s.mu.Unlock()
+	// The log keeps the response whole, so a load rebuilds this history (load.go).
+	s.emit(context.Background(), assistantEvent(msg))
 }
 
 // stream makes one model request, emitting text and thoughts as they arrive.

@@ -156,6 +156,7 @@ func TestIndependentClient(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, "--model", "script:"+script, "--log-level", "debug")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	cmd.Env = append(os.Environ(), "ACP_BRIDGE_STATE_DIR="+t.TempDir())
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

@@ -113,6 +113,7 @@ type Log struct {
 	mu     sync.Mutex
 	events []Event
 	now    func() time.Time
+	w      *writer // nil: memory only; see Store (store.go)
 }
 
 // NewLog returns an empty log. now may be nil (time.Now).
@@ -134,6 +135,9 @@ func (l *Log) Append(ev Event) Event {
 	}
 	ev.Seq = int64(len(l.events)) + 1
 	l.events = append(l.events, ev)
+	if l.w != nil {
+		l.w.write(ev)
+	}
 	return ev
 }
 

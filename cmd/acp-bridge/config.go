@@ -42,6 +42,9 @@ type config struct {
 
 	logLevel string
 	logFile  string
+	// stateDir keeps session logs (session/load, resume, list); "" keeps
+	// sessions in memory only.
+	stateDir string
 
 	providers []providerConfig // from the file, in file order
 }
@@ -120,6 +123,7 @@ Environment:
   ACP_BRIDGE_MAX_TURN_REQUESTS  like --max-turn-requests
   ACP_BRIDGE_LOG_LEVEL          like --log-level
   ACP_BRIDGE_LOG_FILE           like --log-file
+  ACP_BRIDGE_STATE_DIR          like --state-dir (empty: keep sessions in memory only)
 
 Config file (YAML; every key optional):
   model: deepseek/deepseek-chat      # provider/name, a model name, or script:FILE
@@ -155,10 +159,10 @@ var errVersion = errors.New("version")
 // file. Flags and variables override the file.
 func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.FlagSet, error) {
 	var f struct {
-		config, model, baseURL, apiKeyEnv, permissionMode, toolsMode, logLevel, logFile string
-		maxTurn, maxTokens, contextWindow, retries                                      int
-		idle                                                                            time.Duration
-		images, version                                                                 bool
+		config, model, baseURL, apiKeyEnv, permissionMode, toolsMode, logLevel, logFile, stateDir string
+		maxTurn, maxTokens, contextWindow, retries                                                int
+		idle                                                                                      time.Duration
+		images, version                                                                           bool
 	}
 	fl := flag.NewFlagSet(name, flag.ContinueOnError)
 	fl.SetOutput(stderr)
@@ -176,6 +180,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	fl.DurationVar(&f.idle, "stream-idle-timeout", 0, "a model stream silent this long is retried (default 2m)")
 	fl.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (env ACP_BRIDGE_LOG_LEVEL; default info)")
 	fl.StringVar(&f.logFile, "log-file", "", "append logs to this file instead of stderr (env ACP_BRIDGE_LOG_FILE)")
+	fl.StringVar(&f.stateDir, "state-dir", "", "where session logs are kept, for session/load, resume and list; empty keeps sessions in memory only (env ACP_BRIDGE_STATE_DIR; default $XDG_STATE_HOME/acp-bridge/sessions)")
 	fl.BoolVar(&f.version, "version", false, "print the version and exit")
 	fl.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -196,7 +201,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	set := map[string]bool{}
 	fl.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 
-	cfg := &config{permissionMode: agent.ModeAsk, toolsMode: "native", maxTurn: 50, retries: 5, logLevel: "info"}
+	cfg := &config{permissionMode: agent.ModeAsk, toolsMode: "native", maxTurn: 50, retries: 5, logLevel: "info", stateDir: defaultStateDir()}
 
 	// The file.
 	path, explicit := f.config, f.config != ""
@@ -227,6 +232,9 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	envStr(&cfg.toolsMode, "ACP_BRIDGE_TOOLS_MODE")
 	envStr(&cfg.logLevel, "ACP_BRIDGE_LOG_LEVEL")
 	envStr(&cfg.logFile, "ACP_BRIDGE_LOG_FILE")
+	if v, ok := os.LookupEnv("ACP_BRIDGE_STATE_DIR"); ok {
+		cfg.stateDir = v // an explicitly empty value turns saving off
+	}
 	if v := os.Getenv("ACP_BRIDGE_MAX_TURN_REQUESTS"); v != "" {
 		if _, err := fmt.Sscan(v, &cfg.maxTurn); err != nil {
 			fmt.Fprintf(stderr, "acp-bridge: ACP_BRIDGE_MAX_TURN_REQUESTS=%q is not a number\n", v)
@@ -249,6 +257,9 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	}
 	if set["tools-mode"] {
 		cfg.toolsMode = f.toolsMode
+	}
+	if set["state-dir"] {
+		cfg.stateDir = f.stateDir
 	}
 	if set["max-turn-requests"] {
 		cfg.maxTurn = f.maxTurn

@@ -76,6 +76,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	// The demo's sessions are its own: keep them out of the user's state.
+	if cfg.stateDir, err = os.MkdirTemp("", "acp-bridge-demo-state-"); err != nil {
+		fmt.Fprintf(stderr, "acp-bridge demo: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(cfg.stateDir)
 	opts, err := agentOptions(cfg, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "acp-bridge demo: %v\n", err)

@@ -179,7 +179,7 @@ func startE2E(t *testing.T, env []string, args ...string) *rpcClient {
 	t.Helper()
 	cmd := exec.Command(bridgeBinary(t), args...)
 	home := t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home}, env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder

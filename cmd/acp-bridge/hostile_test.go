@@ -111,7 +111,8 @@ func TestHostileInput(t *testing.T) {
 		{"error response to a request never sent", `{"jsonrpc":"2.0","id":31338,"error":{"code":-32603,"message":"x"}}`, noAnswer},
 		{"unknown fields everywhere", req("29", "initialize", `{"protocolVersion":1,"zzz":{"deep":[1,2]},"_meta":{"a":1}}`), 0},
 		{"authenticate with no methods", req("30", "authenticate", `{"methodId":"x"}`), -32602},
-		{"load not supported", req("31", "session/load", `{"sessionId":"a","cwd":"/tmp","mcpServers":[]}`), -32601},
+		{"load of a session never saved", req("31", "session/load", `{"sessionId":"a","cwd":"/tmp","mcpServers":[]}`), -32002},
+		{"load with a path for an id", req("32", "session/load", `{"sessionId":"../../etc/passwd","cwd":"/tmp","mcpServers":[]}`), -32002},
 	}
 	if len(tests) < 40 {
 		t.Fatalf("only %d hostile inputs", len(tests))

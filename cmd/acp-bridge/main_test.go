@@ -59,7 +59,7 @@ func (s *syncBuffer) String() string {
 func startBridge(t *testing.T, args ...string) *bridge {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "ACP_BRIDGE_AS_MAIN=1")
+	cmd.Env = append(os.Environ(), "ACP_BRIDGE_AS_MAIN=1", "ACP_BRIDGE_STATE_DIR="+t.TempDir())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

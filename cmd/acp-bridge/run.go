@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/agent"
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/tools/bash"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
@@ -107,6 +109,16 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		PermissionMode:  cfg.permissionMode,
 		ToolsMode:       codemode.Mode(cfg.toolsMode),
 	}
+	if cfg.stateDir != "" {
+		// A state directory that cannot be used must not stop the editor's
+		// agent from starting: sessions then live in memory only.
+		st, err := session.OpenStore(cfg.stateDir, &session.StoreOptions{Logger: logger})
+		if err != nil {
+			logger.Error("sessions will not be saved", "err", err)
+		} else {
+			opts.Store = st
+		}
+	}
 	logger.Info("configuration", "config", cfg.configPath, "model", def, "models", len(models),
 		"permissionMode", cfg.permissionMode, "toolsMode", cfg.toolsMode)
 	return opts, nil
@@ -128,4 +140,18 @@ func newLogger(cfg *config, stderr io.Writer) (*slog.Logger, func(), error) {
 	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(l)
 	return l, closeFn, nil
+}
+
+// defaultStateDir follows the XDG base directory spec: session logs are
+// state (worth keeping, not worth backing up like configuration).
+func defaultStateDir() string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "acp-bridge", "sessions")
 }

@@ -98,6 +98,17 @@ func (s *suite) turns(ctx context.Context) {
 	r.cancelTurn(ctx)
 }
 
+// capObject reports whether caps[group][name] is a capability object ({}):
+// present and not null.
+func capObject(caps map[string]json.RawMessage, group, name string) bool {
+	var g map[string]json.RawMessage
+	if json.Unmarshal(caps[group], &g) != nil {
+		return false
+	}
+	v, ok := g[name]
+	return ok && string(v) != "null"
+}
+
 func capTrue(caps map[string]json.RawMessage, name string) bool {
 	var b bool
 	return json.Unmarshal(caps[name], &b) == nil && b
@@ -401,6 +412,17 @@ func canonical(raw json.RawMessage) string {
 // checkLoad loads the session of the live turn and compares the replay.
 func (r *run) checkLoad(ctx context.Context, live *turnResult, prompt string) {
 	s := r.s
+	// An editor loads sessions from its history, not ones it holds open: as
+	// Zed does when it releases a thread, close the session first when the
+	// agent offers session/close (an agent may refuse to load a live one).
+	if capObject(s.agentCaps, "sessionCapabilities", "close") {
+		if req, err := r.c.request("session/close", map[string]any{"sessionId": live.session}, false); err == nil {
+			if _, err := r.c.await(ctx, req.ch, s.cfg.TurnTimeout); err != nil {
+				s.fail(CheckLoadReplay, r.name, nil, "session/close before the load: %v", err)
+				return
+			}
+		}
+	}
 	req, err := r.c.request("session/load", map[string]any{"sessionId": live.session, "cwd": s.cfg.Workspace, "mcpServers": []any{}}, false)
 	if err != nil {
 		s.fail(CheckLoadReplay, r.name, nil, "session/load: %v", err)

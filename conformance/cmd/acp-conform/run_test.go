@@ -74,6 +74,8 @@ func status(rep *suite.Report, id string) suite.Status {
 // TestBridge runs the whole suite against acp-bridge with a scripted model
 // that calls tools (read, and bash and write when the bridge has them).
 func TestBridge(t *testing.T) {
+	// The bridge keeps its session logs in a directory of the test's own.
+	t.Setenv("ACP_BRIDGE_STATE_DIR", t.TempDir())
 	bin, err := buildBridge()
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +135,8 @@ func TestExampleAgent(t *testing.T) {
 // TestScenarios replays the txtar transcripts against the bridge; -update
 // rewrites their agent sections.
 func TestScenarios(t *testing.T) {
+	// The bridge keeps its session logs in a directory of the test's own.
+	t.Setenv("ACP_BRIDGE_STATE_DIR", t.TempDir())
 	bin, err := buildBridge()
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,150 @@
+package session
+
+import (
+	"cmp"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Info sums up one stored session for a session list.
+type Info struct {
+	ID                    string
+	Cwd                   string
+	AdditionalDirectories []string
+	Title                 string    // from the first prompt; "" when there is none
+	Created               time.Time // from the header
+	Updated               time.Time // time of the last event (Created when there is none)
+	Events                int
+}
+
+// List sums up every stored session that has at least one event, most
+// recently updated first. A log that cannot be read is left out and logged,
+// never fatal: one bad file must not hide the others. Summaries are cached
+// per file while its size and modification time stay the same, so listing
+// again reads only the logs that changed.
+func (st *Store) List() ([]Info, error) {
+	entries, err := os.ReadDir(st.dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Info
+	seen := map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".jsonl") || !ValidID(strings.TrimSuffix(name, ".jsonl")) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed while listing
+		}
+		seen[name] = true
+		info, err := st.summary(name, fi)
+		if err != nil {
+			continue
+		}
+		if info.Events > 0 {
+			out = append(out, info)
+		}
+	}
+	st.mu.Lock()
+	for name := range st.infos {
+		if !seen[name] {
+			delete(st.infos, name)
+		}
+	}
+	st.mu.Unlock()
+	slices.SortFunc(out, func(a, b Info) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+func (st *Store) summary(name string, fi os.FileInfo) (Info, error) {
+	st.mu.Lock()
+	c, ok := st.infos[name]
+	st.mu.Unlock()
+	if ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
+		return c.info, c.err
+	}
+	p := filepath.Join(st.dir, name)
+	h, evs, _, err := readFile(p)
+	var info Info
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return info, err // removed while listing: nothing to cache
+		}
+		st.log.Warn("leaving an unreadable session log out of the list", "path", p, "err", err)
+	} else {
+		info = Summarize(h, evs)
+	}
+	st.mu.Lock()
+	st.infos[name] = cachedInfo{size: fi.Size(), mtime: fi.ModTime(), info: info, err: err}
+	st.mu.Unlock()
+	return info, err
+}
+
+// Summarize sums up a session from its header and events.
+func Summarize(h Header, evs []Event) Info {
+	info := Info{ID: h.ID, Cwd: h.Cwd, AdditionalDirectories: h.AdditionalDirectories,
+		Created: h.Created, Updated: h.Created, Events: len(evs)}
+	if len(evs) > 0 {
+		info.Updated = evs[len(evs)-1].Time
+	}
+	// The session's own title (the last one given) wins; until it has one,
+	// its first prompt names it.
+	for i := len(evs) - 1; i >= 0 && info.Title == ""; i-- {
+		if evs[i].Type == typeTitle {
+			if t, err := Decode[struct {
+				Title string `json:"title"`
+			}](evs[i]); err == nil {
+				info.Title = TitleFrom(t.Title)
+			}
+		}
+	}
+	for _, ev := range evs {
+		if info.Title != "" {
+			break
+		}
+		if ev.Type == TypeUserMessage {
+			if m, err := Decode[UserMessage](ev); err == nil {
+				info.Title = TitleFrom(m.Text)
+			}
+		}
+	}
+	return info
+}
+
+// typeTitle is the session's title event (TypeTitle in session/controls.go
+// on the issue-7 branch; by value until the branches meet).
+const typeTitle = "title"
+
+// titleMax bounds a title: a list entry is one line in the editor's history.
+const titleMax = 80
+
+// TitleFrom makes a one-line title from prompt text: its first non-blank
+// line, cut at titleMax characters on a word boundary where one is near.
+func TitleFrom(text string) string {
+	var line string
+	for l := range strings.Lines(text) {
+		if line = strings.Join(strings.Fields(l), " "); line != "" {
+			break
+		}
+	}
+	if utf8.RuneCountInString(line) <= titleMax {
+		return line
+	}
+	cut := string([]rune(line)[:titleMax])
+	if i := strings.LastIndexByte(cut, ' '); i > titleMax/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " .,;:") + "…"
+}

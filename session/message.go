@@ -1,0 +1,36 @@
+package session
+
+// TypeAssistantMessage is logged once a model response is complete (or cut
+// short by a cancel), with what the model said in full and the calls it
+// made. The chunks before it are what the editor saw; this is what the model
+// will be shown again when the conversation goes on after a load or resume.
+// Without it, the log could not tell two calls of one response from one call
+// in each of two responses, and the rebuilt context would differ from the
+// one the model had. The mapping shows nothing for it.
+const TypeAssistantMessage = "assistant/message" // AssistantMessage
+
+// AssistantMessage is one complete model response as the model's context
+// holds it.
+type AssistantMessage struct {
+	Text      string        `json:"text,omitempty"`
+	Reasoning string        `json:"reasoning,omitempty"`
+	ToolCalls []MessageCall `json:"toolCalls,omitempty"`
+}
+
+// MessageCall is a call as the model wrote it. Arguments is a string, not
+// raw JSON: a model can write broken JSON, and the context must hold it
+// byte for byte (the model is shown its own words again).
+type MessageCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// TypeUserContext is logged when the turn's prompt (its user/message) enters
+// the model's context. Not every prompt does: a turn with no model
+// configured never reaches one (and slash commands do not either), so the
+// log says so explicitly rather than a reload guessing.
+const TypeUserContext = "user/context" // UserContext
+
+// UserContext marks that the last user/message entered the model's context.
+type UserContext struct{}

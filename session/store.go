@@ -1,0 +1,579 @@
+package session
+
+// The session log on disk, one file per session, <state dir>/<id>.jsonl:
+//
+//	{"type":"session","version":1,"id":"…","cwd":"/abs","created":"…"}   the header
+//	{"seq":1,"time":"…","type":"user/message","data":{…}}                 one event a line
+//	{"seq":2,"time":"…","type":"turn/start","data":{"turn":1}}
+//
+// Sequence numbers are contiguous from 1. Each event is one write(2) of one
+// line, so a killed process leaves whole lines; the file is fsync'd after
+// the events syncAfter names. A reader drops a torn last line (no newline,
+// or not decodable), refuses damage anywhere else, and refuses event types
+// it does not know. Transient events (live tool output) are never written.
+// An open log holds an exclusive advisory lock, so two processes never
+// append to one session.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// FormatVersion is the version of the log format written and read here. A
+// log with another version is refused: guessing at a format would rebuild a
+// different conversation than the one the user had.
+const FormatVersion = 1
+
+// headerType marks the first line of a log, so a log is recognisable on its own.
+const headerType = "session"
+
+// Header is the first line of a session log.
+type Header struct {
+	Type                  string    `json:"type"` // always "session"
+	Version               int       `json:"version"`
+	ID                    string    `json:"id"`
+	Cwd                   string    `json:"cwd"`
+	AdditionalDirectories []string  `json:"additionalDirectories,omitempty"`
+	Created               time.Time `json:"created"`
+}
+
+// knownTypes are the event types a log may hold. A reader must refuse a log
+// with any other type: it cannot know what the event meant, so the session it
+// rebuilt would silently differ from the one the user had. A new event type
+// goes here too (TestEveryEventTypeIsKnown fails until it does).
+var knownTypes = map[string]bool{
+	TypeUserMessage:      true,
+	TypeAssistantChunk:   true,
+	TypeAssistantMessage: true,
+	TypeToolCall:         true,
+	TypeToolStatus:       true,
+	TypeToolResult:       true,
+	TypeNotice:           true,
+	TypeTurnStart:        true,
+	TypeTurnEnd:          true,
+	TypeUserContext:      true,
+	// The session controls' events (session/controls.go on the issue-7
+	// branch), by value until the branches meet.
+	"controls":      true,
+	"plan":          true,
+	"title":         true,
+	"usage":         true,
+	"context/reset": true,
+}
+
+// Known reports whether a persisted log may hold events of this type.
+func Known(typ string) bool { return knownTypes[typ] && !Transient(typ) }
+
+// syncAfter says which events are synced to disk as soon as they are written:
+// turn boundaries and tool results, the points a crash must not lose (a tool
+// may have changed files the model must hear about). Events between them are
+// written at once (a killed process loses nothing) but fsync'd with the next
+// boundary, which bounds the cost of a streamed answer to one sync a turn.
+func syncAfter(typ string) bool {
+	switch typ {
+	case TypeUserMessage, TypeTurnStart, TypeTurnEnd, TypeToolResult:
+		return true
+	}
+	return false
+}
+
+// ErrNotFound is returned for a session that has no log.
+var ErrNotFound = errors.New("session log not found")
+
+// ErrBusy is returned for a session whose log another process has open.
+var ErrBusy = errors.New("session is open in another acp-bridge process")
+
+// CorruptError is a log that cannot be read as a session. It names the file
+// and line so a user can inspect it.
+type CorruptError struct {
+	Path   string
+	Line   int // 1-based; 0: the file as a whole
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("session log %s: %s", e.Path, e.Reason)
+	}
+	return fmt.Sprintf("session log %s: line %d: %s", e.Path, e.Line, e.Reason)
+}
+
+// UnknownTypeError is a log holding an event type this build does not know,
+// typically one written by a newer acp-bridge.
+type UnknownTypeError struct {
+	Path string
+	Line int
+	Seq  int64
+	Type string
+}
+
+func (e *UnknownTypeError) Error() string {
+	return fmt.Sprintf("session log %s: line %d: event %d has type %q, which this version of acp-bridge does not know; "+
+		"refusing to rebuild the session without it (a newer acp-bridge may have written it)", e.Path, e.Line, e.Seq, e.Type)
+}
+
+// StoreOptions configure a Store. The zero value is valid.
+type StoreOptions struct {
+	Logger *slog.Logger     // write failures and skipped logs; default discard
+	Now    func() time.Time // event times; default time.Now
+}
+
+// Store is a directory of session logs, one JSONL file per session.
+type Store struct {
+	dir string
+	log *slog.Logger
+	now func() time.Time
+
+	mu    sync.Mutex
+	infos map[string]cachedInfo // file name -> summary, valid while size and mtime match
+}
+
+type cachedInfo struct {
+	size  int64
+	mtime time.Time
+	info  Info
+	err   error
+}
+
+// OpenStore uses dir for session logs, creating it (owner-only) if needed.
+func OpenStore(dir string, o *StoreOptions) (*Store, error) {
+	var opts StoreOptions
+	if o != nil {
+		opts = *o
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if dir == "" {
+		return nil, errors.New("session store: no directory given")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("session store: %w", err)
+	}
+	// Logs hold prompts and file contents: only the user may read them.
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("session store: %w", err)
+	}
+	return &Store{dir: abs, log: opts.Logger, now: opts.Now, infos: map[string]cachedInfo{}}, nil
+}
+
+// Dir is the store's absolute directory.
+func (st *Store) Dir() string { return st.dir }
+
+// validID keeps a session id usable as a file name and out of other
+// directories: ids come from the client on load, resume and delete.
+var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidID reports whether id can name a stored session.
+func ValidID(id string) bool { return validID.MatchString(id) }
+
+func (st *Store) path(id string) (string, error) {
+	if !ValidID(id) {
+		return "", fmt.Errorf("%w: %q is not a valid session id", ErrNotFound, id)
+	}
+	return filepath.Join(st.dir, id+".jsonl"), nil
+}
+
+// Create starts the log of a new session and returns it, persisting every
+// event appended from now on. The header is on disk before Create returns.
+func (st *Store) Create(h Header) (*Log, error) {
+	p, err := st.path(h.ID)
+	if err != nil {
+		return nil, err
+	}
+	h.Type, h.Version = headerType, FormatVersion
+	if h.Created.IsZero() {
+		h.Created = st.now().UTC()
+	}
+	line, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("session store: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("session store: create log of %s: %w", h.ID, err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session store: lock log of %s: %w", h.ID, err)
+	}
+	if _, err := f.Write(append(line, '\n')); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(p)
+		return nil, fmt.Errorf("session store: write header of %s: %w", h.ID, err)
+	}
+	syncDir(st.dir)
+	return &Log{now: st.now, w: st.writer(f, p, h.ID)}, nil
+}
+
+// Read returns a session's header and events without opening it for writing.
+func (st *Store) Read(id string) (Header, []Event, error) {
+	p, err := st.path(id)
+	if err != nil {
+		return Header{}, nil, err
+	}
+	h, evs, _, err := readFile(p)
+	return h, evs, err
+}
+
+// Open reads a session's log and returns it ready to go on: appended events
+// continue its sequence in the same file. A torn last line (a crash in the
+// middle of a write) is cut off first, so the next event starts a clean line.
+func (st *Store) Open(id string) (*Log, Header, error) {
+	p, err := st.path(id)
+	if err != nil {
+		return nil, Header{}, err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return nil, Header{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		return nil, Header{}, fmt.Errorf("session store: open log of %s: %w", id, err)
+	}
+	// Lock before reading, so what is read is what this process goes on from.
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, Header{}, fmt.Errorf("session store: %s: %w", id, err)
+	}
+	h, evs, good, err := readFile(p)
+	if err != nil {
+		f.Close()
+		return nil, Header{}, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() > good {
+		st.log.Warn("session log had a torn last line; dropping it", "session", id, "path", p, "bytes", fi.Size()-good)
+		if err := f.Truncate(good); err != nil {
+			f.Close()
+			return nil, Header{}, fmt.Errorf("session store: cut torn line of %s: %w", id, err)
+		}
+	}
+	return &Log{events: evs, now: st.now, w: st.writer(f, p, id)}, h, nil
+}
+
+// Delete removes a session's log.
+func (st *Store) Delete(id string) error {
+	p, err := st.path(id)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		return fmt.Errorf("session store: delete %s: %w", id, err)
+	}
+	defer f.Close()
+	// A log another process is appending to is not removed under it.
+	if err := lockFile(f); err != nil {
+		return fmt.Errorf("session store: delete %s: %w", id, err)
+	}
+	if err := os.Remove(p); err != nil {
+		return fmt.Errorf("session store: delete %s: %w", id, err)
+	}
+	st.mu.Lock()
+	delete(st.infos, filepath.Base(p))
+	st.mu.Unlock()
+	syncDir(st.dir)
+	return nil
+}
+
+func (st *Store) writer(f *os.File, path, id string) *writer {
+	return &writer{f: f, path: path, log: st.log.With("session", id, "path", path)}
+}
+
+// readFile reads and checks a whole log. good is the length of the part that
+// was used: everything but a torn last line.
+func readFile(p string) (Header, []Event, int64, error) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return Header{}, nil, 0, fmt.Errorf("%w: %s", ErrNotFound, p)
+		}
+		return Header{}, nil, 0, fmt.Errorf("session store: %w", err)
+	}
+	return Parse(p, data)
+}
+
+// Parse reads a log's bytes: the header line, then one event per line with
+// sequence numbers 1, 2, 3, ... The last line is torn when it does not end
+// in a newline or does not decode (a crash cut the write short): it is left
+// out and good says where it starts. Any other damage is a *CorruptError, an
+// event type this build does not know an *UnknownTypeError. name is used in
+// errors only.
+func Parse(name string, data []byte) (h Header, evs []Event, good int64, err error) {
+	line, rest, complete := cutLine(data)
+	if !complete {
+		return h, nil, 0, &CorruptError{Path: name, Reason: "no complete header line (the file is empty or was cut while being created)"}
+	}
+	if err := json.Unmarshal(line, &h); err != nil || h.Type != headerType {
+		return h, nil, 0, &CorruptError{Path: name, Line: 1, Reason: "not a session header"}
+	}
+	if h.Version != FormatVersion {
+		return h, nil, 0, &CorruptError{Path: name, Line: 1, Reason: fmt.Sprintf(
+			"format version %d, but this acp-bridge reads version %d", h.Version, FormatVersion)}
+	}
+	if !ValidID(h.ID) || !filepath.IsAbs(h.Cwd) {
+		return h, nil, 0, &CorruptError{Path: name, Line: 1, Reason: "header without a valid id and absolute cwd"}
+	}
+	good = int64(len(line)) + 1
+	// A log line is some hundreds of bytes; guessing the count from the
+	// size saves the slice regrowing on a large session.
+	evs = make([]Event, 0, len(rest)/256+1)
+	for n := 2; len(rest) > 0; n++ {
+		line, rest, complete = cutLine(rest)
+		ev, err := decodeEvent(line)
+		if err != nil {
+			if !complete || len(rest) == 0 {
+				break // torn last line
+			}
+			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: "not a JSON event: " + err.Error()}
+		}
+		if !complete {
+			break // decodes, but was never finished: the writer always ends a line
+		}
+		switch {
+		case ev.Seq != int64(len(evs))+1:
+			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event has seq %d, want %d (events are missing or out of order)", ev.Seq, len(evs)+1)}
+		case ev.Time.IsZero():
+			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d has no time", ev.Seq)}
+		case !Known(ev.Type):
+			return h, nil, good, &UnknownTypeError{Path: name, Line: n, Seq: ev.Seq, Type: ev.Type}
+		case len(ev.Data) == 0:
+			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d has no data", ev.Seq)}
+		}
+		evs = append(evs, ev)
+		good += int64(len(line)) + 1
+	}
+	return h, evs, good, nil
+}
+
+// decodeEvent reads one event line. Lines this package wrote have a fixed
+// shape, {"seq":N,"time":"T","type":"X","data":D}, which is read directly:
+// encoding/json would scan each line three times, and a large session has
+// megabytes of them. Any other shape goes through encoding/json.
+func decodeEvent(line []byte) (Event, error) {
+	if ev, ok := decodeFast(line); ok {
+		return ev, nil
+	}
+	var ev Event
+	err := json.Unmarshal(line, &ev)
+	return ev, err
+}
+
+func decodeFast(line []byte) (ev Event, ok bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"seq":`))
+	if !ok {
+		return ev, false
+	}
+	i := bytes.IndexByte(rest, ',')
+	if i <= 0 {
+		return ev, false
+	}
+	seq, err := strconv.ParseInt(string(rest[:i]), 10, 64)
+	if err != nil {
+		return ev, false
+	}
+	var tm, typ []byte
+	if tm, rest, ok = cutString(rest[i:], `,"time":"`); !ok {
+		return ev, false
+	}
+	if typ, rest, ok = cutString(rest, `,"type":"`); !ok {
+		return ev, false
+	}
+	data, ok := bytes.CutPrefix(rest, []byte(`,"data":`))
+	if !ok || len(data) < 2 || data[len(data)-1] != '}' {
+		return ev, false
+	}
+	data = data[:len(data)-1]
+	t, err := time.Parse(time.RFC3339Nano, string(tm))
+	// Every payload is an object, and it must end where the line does. It
+	// is not validated further here: it is decoded when replayed or
+	// rebuilt, where a damaged one is skipped, and validating every line
+	// with encoding/json would triple the cost of a load.
+	if err != nil || data[0] != '{' || objectEnd(data) != len(data) {
+		return ev, false
+	}
+	// Data shares the file's buffer: the events keep all of it alive anyway.
+	return Event{Seq: seq, Time: t, Type: string(typ), Data: data}, true
+}
+
+// objectEnd returns the length of the JSON object b starts with, matching
+// braces outside strings, or -1 when it does not close.
+func objectEnd(b []byte) int {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// cutString reads a plain ASCII JSON string that follows prefix.
+func cutString(b []byte, prefix string) (str, rest []byte, ok bool) {
+	b, ok = bytes.CutPrefix(b, []byte(prefix))
+	if !ok {
+		return nil, nil, false
+	}
+	for i, c := range b {
+		switch {
+		case c == '"':
+			return b[:i], b[i+1:], true
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			// Escapes and non-ASCII are encoding/json's to read: times
+			// and event types are plain ASCII.
+			return nil, nil, false
+		}
+	}
+	return nil, nil, false
+}
+
+// cutLine splits off the first line; complete is false when no newline ends it.
+func cutLine(b []byte) (line, rest []byte, complete bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return b, nil, false
+	}
+	return b[:i], b[i+1:], true
+}
+
+// writer appends one log's events to its file. A failing disk must not end
+// the session: the first failure is logged, the session goes on in memory,
+// and Err reports it.
+type writer struct {
+	f interface {
+		io.Writer
+		Sync() error
+		Close() error
+	}
+	path   string
+	log    *slog.Logger
+	buf    []byte
+	err    error
+	closed bool
+}
+
+// write is called by Log.Append, under the log's lock, for every stored event.
+func (w *writer) write(ev Event) {
+	if w.err != nil || w.closed {
+		return
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		w.fail(fmt.Errorf("encode event %d: %w", ev.Seq, err))
+		return
+	}
+	// One write per line: a process killed between two writes leaves whole lines.
+	w.buf = append(append(w.buf[:0], b...), '\n')
+	if _, err := w.f.Write(w.buf); err != nil {
+		w.fail(fmt.Errorf("append event %d: %w", ev.Seq, err))
+		return
+	}
+	if syncAfter(ev.Type) {
+		if err := w.f.Sync(); err != nil {
+			w.fail(fmt.Errorf("sync after event %d: %w", ev.Seq, err))
+		}
+	}
+}
+
+func (w *writer) fail(err error) {
+	w.err = err
+	w.log.Error("session log write failed; the session goes on without being saved", "err", err)
+}
+
+func (w *writer) close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	err := w.f.Sync()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if w.err == nil && err != nil {
+		w.err = err
+	}
+	return w.err
+}
+
+// Close syncs and closes the log's file; the log stays readable in memory
+// and appends after Close are kept in memory only.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w == nil {
+		return nil
+	}
+	return l.w.close()
+}
+
+// Err is the first error persisting this log met, or nil.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w == nil {
+		return nil
+	}
+	return l.w.err
+}
+
+// Len is the number of stored events, without copying them.
+func (l *Log) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.events)
+}
+
+// Persistent reports whether the log is written to a store.
+func (l *Log) Persistent() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w != nil
+}
+
+// syncDir makes a created or removed file's directory entry durable. It is
+// best effort: some systems cannot sync a directory, and the file's own data
+// is synced either way.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}

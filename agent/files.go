@@ -3,8 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
-	iofs "io/fs"
+	"github.com/acp-bridge/acp-bridge/internal/atomicfile"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -103,7 +102,7 @@ func (f *Files) WriteText(ctx context.Context, path, content string) error {
 		}
 		f.log.Debug("fs/write_text_file failed; writing the disk", "session", f.session, "path", path, "err", err)
 	}
-	if err := writeFileAtomic(path, []byte(content)); err != nil {
+	if err := atomicfile.Write(path, []byte(content)); err != nil {
 		return err
 	}
 	if st, err := os.Stat(path); err == nil {
@@ -171,53 +170,4 @@ func (f *Files) ReadState(path, content string) (seen, current bool) {
 		return false, false
 	}
 	return true, h == sha256.Sum256([]byte(content))
-}
-
-// writeFileAtomic replaces path so that a concurrent reader sees the old
-// content or the new, never a mix: a synced temp file in the same
-// directory, with the old file's mode, renamed over the target. A symlink
-// is written through. (tools/fs has the same routine for calls without an
-// agent; tools do not import this package.)
-func writeFileAtomic(path string, data []byte) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	mode := iofs.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	} else if !errors.Is(err, iofs.ErrNotExist) {
-		return err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".acp-bridge-*")
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	done = true
-	return nil
 }

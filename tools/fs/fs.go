@@ -5,8 +5,7 @@ package fs
 
 import (
 	"context"
-	"errors"
-	iofs "io/fs"
+	"github.com/acp-bridge/acp-bridge/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,55 +60,7 @@ func (disk) ReadText(_ context.Context, path string) (string, error) {
 }
 
 func (disk) WriteText(_ context.Context, path, content string) error {
-	return writeAtomic(path, []byte(content))
-}
-
-// writeAtomic replaces path with data so that a concurrent reader sees the
-// old content or the new, never a mix: a temp file in the same directory,
-// synced, given the old file's mode, renamed over the target. A symlink is
-// written through (its target is replaced), not replaced by a file.
-func writeAtomic(path string, data []byte) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	mode := iofs.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	} else if !errors.Is(err, iofs.ErrNotExist) {
-		return err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".acp-bridge-*")
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	ok = true
-	return nil
+	return atomicfile.Write(path, []byte(content))
 }
 
 // resolve makes p absolute against cwd.

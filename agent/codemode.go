@@ -111,6 +111,13 @@ func (h codeHost) Execute(ctx context.Context, d *registry.Def, c *registry.Call
 	return res
 }
 
+// toolsModeChoices are the tools modes the tools_mode option offers.
+var toolsModeChoices = []session.Choice{
+	{ID: string(codemode.ModeNative), Name: "Native", Description: "Every tool is called directly"},
+	{ID: string(codemode.ModeCode), Name: "Code", Description: "Only run_code: programs call the tools"},
+	{ID: string(codemode.ModeBoth), Name: "Both", Description: "Every tool directly, and run_code"},
+}
+
 // ToolsModeOption is the tools-mode config option with its current value,
 // for the session's configOptions list.
 func (s *Session) ToolsModeOption() acp.ConfigOption {

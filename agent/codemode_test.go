@@ -337,3 +337,27 @@ func TestCodeModeCancelMidRun(t *testing.T) {
 		t.Errorf("the model was asked again after the cancel")
 	}
 }
+
+// The editor switches the tools mode per session through session/set_config_option;
+// the model is then offered run_code, and the change is pushed and logged.
+func TestToolsModeConfigOption(t *testing.T) {
+	reg := registry.New()
+	e := newEditor(t, Options{Registry: reg, Model: script(t, `{"responses":[{"parts":[{"text":"ok"}]}]}`)})
+	sid := e.newSession(t.TempDir())
+	var r acp.SetConfigOptionResponse
+	if err := e.call(acp.MethodSessionSetConfigOption, acp.SetConfigOptionRequest{SessionID: sid, ConfigID: "tools_mode", Value: json.RawMessage(`"code"`)}, &r); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, o := range r.ConfigOptions {
+		if o.ID == "tools_mode" {
+			got, _ = o.CurrentValue.(string)
+		}
+	}
+	if got != "code" {
+		t.Fatalf("tools_mode after set = %q; options %+v", got, r.ConfigOptions)
+	}
+	if err := e.call(acp.MethodSessionSetConfigOption, acp.SetConfigOptionRequest{SessionID: sid, ConfigID: "tools_mode", Value: json.RawMessage(`"sometimes"`)}, &r); rpcCode(err) != acp.CodeInvalidParams {
+		t.Errorf("an unknown tools mode: %v", err)
+	}
+}

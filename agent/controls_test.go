@@ -176,7 +176,7 @@ func TestNewSessionControls(t *testing.T) {
 	if resp.Modes == nil || resp.Modes.CurrentModeID != ModeAcceptEdits || len(resp.Modes.AvailableModes) != 4 {
 		t.Errorf("modes = %+v", resp.Modes)
 	}
-	if len(resp.ConfigOptions) != 2 || resp.ConfigOptions[0].Category != "mode" || resp.ConfigOptions[0].CurrentValue != ModeAcceptEdits ||
+	if len(resp.ConfigOptions) != 3 || resp.ConfigOptions[2].ID != "tools_mode" || resp.ConfigOptions[2].CurrentValue != "native" || resp.ConfigOptions[0].Category != "mode" || resp.ConfigOptions[0].CurrentValue != ModeAcceptEdits ||
 		resp.ConfigOptions[1].Category != "model" || resp.ConfigOptions[1].CurrentValue != "p/b" || len(resp.ConfigOptions[1].Options) != 2 {
 		t.Errorf("configOptions = %+v", resp.ConfigOptions)
 	}
@@ -201,7 +201,7 @@ func TestNewSessionControls(t *testing.T) {
 	}{
 		{"config mode plan", func() error {
 			r, err := a.SetSessionConfigOption(t.Context(), &acp.SetConfigOptionRequest{SessionID: resp.SessionID, ConfigID: "mode", Value: json.RawMessage(`"plan"`)})
-			if err == nil && (len(r.ConfigOptions) != 2 || r.ConfigOptions[0].CurrentValue != ModePlan) {
+			if err == nil && (len(r.ConfigOptions) != 3 || r.ConfigOptions[0].CurrentValue != ModePlan) {
 				t.Errorf("response options = %+v", r.ConfigOptions)
 			}
 			return err

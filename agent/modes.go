@@ -155,6 +155,10 @@ func (s *Session) RestoreControls(events []session.Event) {
 				s.ctl.model = c.Model
 			}
 			s.ctl.mu.Unlock()
+			if c.Tools != "" {
+				raw, _ := json.Marshal(c.Tools)
+				_ = s.SetToolsMode(raw) // a mode this build does not know keeps the default
+			}
 		case session.TypeTitle:
 			if t, err := session.Decode[session.Title](ev); err == nil && t.Title != "" {
 				s.ctl.mu.Lock()
@@ -178,6 +182,9 @@ func (s *Session) controlsState() session.Controls {
 	c := session.Controls{Mode: s.ctl.mode, Modes: PermissionModes, Model: s.ctl.model}
 	for _, m := range s.a.models() {
 		c.Models = append(c.Models, session.Choice{ID: m.ID, Name: m.Name, Description: m.Description})
+	}
+	if s.code != nil {
+		c.Tools, c.ToolsModes = string(s.code.get()), toolsModeChoices
 	}
 	return c
 }
@@ -221,9 +228,16 @@ func (s *Session) setControl(ctx context.Context, id, value string) error {
 			return acp.InvalidParams("invalid params: unknown model %q (use %s)", value, s.a.modelIDs())
 		}
 		s.ctl.model = value
+	case mapping.ConfigTools:
+		s.ctl.mu.Unlock()
+		raw, _ := json.Marshal(value)
+		if err := s.SetToolsMode(raw); err != nil {
+			return err
+		}
+		s.ctl.mu.Lock()
 	default:
 		s.ctl.mu.Unlock()
-		return acp.InvalidParams("invalid params: unknown config option %q (this agent has %q and %q)", id, mapping.ConfigMode, mapping.ConfigModel)
+		return acp.InvalidParams("invalid params: unknown config option %q (this agent has %q, %q and %q)", id, mapping.ConfigMode, mapping.ConfigModel, mapping.ConfigTools)
 	}
 	s.ctl.mu.Unlock()
 	s.emit(ctx, session.New(session.TypeControls, s.controlsState()))

@@ -10,6 +10,7 @@ import (
 const (
 	ConfigMode  = "mode"
 	ConfigModel = "model"
+	ConfigTools = "tools_mode" // native, code, both (Code Mode)
 )
 
 // controls translates the session-control events.
@@ -102,6 +103,13 @@ func ConfigOptions(c session.Controls) []acp.ConfigOption {
 		out = append(out, acp.ConfigOption{
 			ID: ConfigModel, Name: "Model", Category: "model", Type: "select",
 			CurrentValue: c.Model, Options: selectOptions(c.Models),
+		})
+	}
+	if len(c.ToolsModes) > 0 {
+		out = append(out, acp.ConfigOption{
+			ID: ConfigTools, Name: "Tools", Category: "_tools", Type: "select",
+			Description:  "How the model calls tools: each directly, through run_code TypeScript programs, or both",
+			CurrentValue: c.Tools, Options: selectOptions(c.ToolsModes),
 		})
 	}
 	return out

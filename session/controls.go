@@ -25,6 +25,9 @@ type Controls struct {
 	Modes  []Choice `json:"modes"`
 	Model  string   `json:"model,omitempty"`
 	Models []Choice `json:"models,omitempty"`
+	// Tools is the tools mode (native, code, both) among ToolsModes.
+	Tools      string   `json:"tools,omitempty"`
+	ToolsModes []Choice `json:"toolsModes,omitempty"`
 }
 
 // Command is one slash command the session offers.

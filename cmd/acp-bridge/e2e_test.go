@@ -260,7 +260,7 @@ func TestBinaryMultiStepToolUse(t *testing.T) {
 	sess := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
 	sid := sess["sessionId"].(string)
 	opts, _ := sess["configOptions"].([]any)
-	if len(opts) != 2 || opts[1].(map[string]any)["currentValue"] != "endpoint/mock-1" {
+	if len(opts) != 3 || opts[1].(map[string]any)["currentValue"] != "endpoint/mock-1" || opts[2].(map[string]any)["id"] != "tools_mode" {
 		t.Errorf("configOptions = %v", opts)
 	}
 	res := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "What does hello.txt say?"}}})

@@ -56,7 +56,7 @@ func BenchmarkPromptBash1GiB(b *testing.B) {
 	reg := registry.New()
 	registry.MustAdd(reg, bash.Tool(&bash.Options{SpillDir: b.TempDir()}))
 	b.SetBytes(1 << 30)
-	var updates int
+	var updates, liveBytes int
 	for b.Loop() {
 		script := `{"responses":[{"parts":[{"tool_call":{"name":"bash","arguments":{"command":"yes | head -c 1073741824"}}}]},{"parts":[{"text":"done"}]}]}`
 		m, err := model.ParseScript([]byte(script))
@@ -81,13 +81,19 @@ func BenchmarkPromptBash1GiB(b *testing.B) {
 			b.Fatal(err)
 		}
 		a.Shutdown()
-		if client.outputBytes != 1<<30 {
-			b.Fatalf("client saw %d bytes of live output, want %d", client.outputBytes, 1<<30)
+		// The coalescer bounds the live view (64 KiB per update, one update
+		// per 50 ms): a flood reaches the editor as its latest output, the
+		// rest is dropped with a note, and the model still gets its tail.
+		if client.outputBytes == 0 || client.outputBytes > 1<<30 {
+			b.Fatalf("client saw %d bytes of live output", client.outputBytes)
 		}
 		updates += client.outputUpdates
+		liveBytes += client.outputBytes
 	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
+	b.ReportMetric(float64(updates)/b.Elapsed().Seconds(), "updates/s")
+	b.ReportMetric(float64(liveBytes)/float64(b.N)/(1<<20), "liveMiB/op")
 	b.ReportMetric(float64(ru.Maxrss)/1024, "peakRSS-MiB")
 }

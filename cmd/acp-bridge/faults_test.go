@@ -1,0 +1,370 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests take the editor away from a running bridge (stdin EOF, a
+// closed stdout) and take the disk away from a persisting one, over real
+// stdio with the test binary acting as acp-bridge (see TestMain). They read
+// /proc to prove that nothing the bridge started outlives it, so they are
+// Linux only.
+
+// faultBridge is a bridge whose stdout read end the test owns, so it can be
+// closed under the bridge's feet, and whose exit time is recorded.
+type faultBridge struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  *os.File // the editor's read end
+	lines   chan []byte
+	stderr  *syncBuffer
+	logFile string
+	exited  chan struct{} // closed when the process has been reaped
+	exitAt  time.Time
+	waitErr error
+}
+
+func startFaultBridge(t *testing.T, args ...string) *faultBridge {
+	t.Helper()
+	b := &faultBridge{t: t, lines: make(chan []byte, 4096), stderr: &syncBuffer{}, exited: make(chan struct{}),
+		logFile: filepath.Join(t.TempDir(), "bridge.log")}
+	b.cmd = exec.Command(os.Args[0], append([]string{"--log-file", b.logFile, "--log-level", "debug"}, args...)...)
+	b.cmd.Env = append(os.Environ(), "ACP_BRIDGE_AS_MAIN=1", "ACP_BRIDGE_STATE_DIR="+t.TempDir())
+	stdin, err := b.cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.stdin = stdin
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.cmd.Stdout = w
+	b.cmd.Stderr = b.stderr
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	b.stdout = r
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			b.lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		close(b.lines)
+	}()
+	go func() {
+		b.waitErr = b.cmd.Wait()
+		b.exitAt = time.Now()
+		close(b.exited)
+	}()
+	t.Cleanup(func() {
+		b.stdin.Close()
+		select {
+		case <-b.exited:
+		case <-time.After(10 * time.Second):
+			b.cmd.Process.Kill()
+			<-b.exited
+			t.Errorf("the bridge did not exit within 10s of stdin closing")
+		}
+		if t.Failed() {
+			log, _ := os.ReadFile(b.logFile)
+			t.Logf("bridge stderr:\n%s\nlog file:\n%s", b.stderr, log)
+		}
+	})
+	return b
+}
+
+func (b *faultBridge) send(line string) error {
+	_, err := io.WriteString(b.stdin, line+"\n")
+	return err
+}
+
+// await reads stdout until a line satisfies ok, and returns it.
+func (b *faultBridge) await(what string, ok func(line []byte) bool) []byte {
+	b.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case l, open := <-b.lines:
+			if !open {
+				b.t.Fatalf("stdout closed while waiting for %s", what)
+			}
+			if ok(l) {
+				return l
+			}
+		case <-deadline:
+			b.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func (b *faultBridge) call(id, method, params string) []byte {
+	b.t.Helper()
+	if err := b.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":%q,"params":%s}`, id, method, params)); err != nil {
+		b.t.Fatal(err)
+	}
+	want := fmt.Sprintf(`"id":%q`, id)
+	return b.await("the answer to "+method, func(l []byte) bool {
+		return bytes.Contains(l, []byte(want)) && !bytes.Contains(l, []byte(`"method"`))
+	})
+}
+
+// newSession initializes the connection and opens a session in cwd.
+func (b *faultBridge) newSession(cwd string) string {
+	b.t.Helper()
+	b.call("init", "initialize", `{"protocolVersion":1}`)
+	var r struct {
+		Result struct{ SessionID string } `json:"result"`
+	}
+	line := b.call("new", "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, cwd))
+	if json.Unmarshal(line, &r) != nil || r.Result.SessionID == "" {
+		b.t.Fatalf("session/new: %s", line)
+	}
+	return r.Result.SessionID
+}
+
+func promptParams(sid, text string) string {
+	return fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}`, sid, text)
+}
+
+// waitExit waits for the process to end and returns how long it took from
+// since.
+func (b *faultBridge) waitExit(since time.Time, limit time.Duration) time.Duration {
+	b.t.Helper()
+	select {
+	case <-b.exited:
+	case <-time.After(limit + 10*time.Second):
+		b.t.Fatalf("the bridge still runs %v after the editor went away", limit+10*time.Second)
+	}
+	took := b.exitAt.Sub(since)
+	if took > limit {
+		b.t.Errorf("the bridge took %v to exit, more than %v", took, limit)
+	}
+	return took
+}
+
+// proc is one process as /proc/<pid>/stat shows it. start (clock ticks
+// after boot) tells a process from a later one that reuses its pid.
+type proc struct {
+	pid, ppid, pgid int
+	state           byte
+	start           string
+	comm            string
+}
+
+func readProc(pid int) (proc, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return proc{}, false
+	}
+	// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
+	// majflt cmajflt utime stime cutime cstime priority nice threads
+	// itrealvalue starttime: comm may hold spaces and parentheses.
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return proc{}, false
+	}
+	f := bytes.Fields(b[end+1:])
+	if len(f) < 20 {
+		return proc{}, false
+	}
+	ppid, _ := strconv.Atoi(string(f[1]))
+	pgid, _ := strconv.Atoi(string(f[2]))
+	return proc{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0], start: string(f[19]), comm: string(b[open+1 : end])}, true
+}
+
+// descendants lists every live process under root, at any depth.
+func descendants(root int) []proc {
+	names, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]proc{}
+	for _, n := range names {
+		pid, err := strconv.Atoi(n.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok {
+			children[p.ppid] = append(children[p.ppid], p)
+		}
+	}
+	var out []proc
+	queue := []int{root}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		for _, c := range children[next] {
+			if c.state != 'Z' && c.state != 'X' {
+				out = append(out, c)
+			}
+			queue = append(queue, c.pid)
+		}
+	}
+	return out
+}
+
+// stillRunning reports the processes of ps that still run: same pid and
+// start time, not a zombie (a killed orphan that init has not reaped yet is
+// gone for every purpose but the process table).
+func stillRunning(ps []proc) []proc {
+	var out []proc
+	for _, p := range ps {
+		if now, ok := readProc(p.pid); ok && now.start == p.start && now.state != 'Z' && now.state != 'X' {
+			out = append(out, now)
+		}
+	}
+	return out
+}
+
+// awaitChildren polls until the bridge has at least n descendants named
+// comm, and returns all its descendants.
+func awaitChildren(t *testing.T, pid, n int, comm string) []proc {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ds := descendants(pid)
+		got := 0
+		for _, d := range ds {
+			if d.comm == comm {
+				got++
+			}
+		}
+		if got >= n {
+			return ds
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bridge has %d %q processes after 30s, want %d: %v", got, comm, n, ds)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func isUpdate(kind string) func([]byte) bool {
+	return func(l []byte) bool { return bytes.Contains(l, []byte(`"sessionUpdate":"`+kind+`"`)) }
+}
+
+// panicSigns are what a Go crash or a fatal signal leaves on stderr.
+var panicSigns = []string{"panic:", "goroutine ", "fatal error", "SIGPIPE", "signal: broken pipe", "runtime."}
+
+func checkNoPanic(t *testing.T, stderr string) {
+	t.Helper()
+	for _, s := range panicSigns {
+		if strings.Contains(stderr, s) {
+			t.Errorf("stderr holds %q:\n%s", s, stderr)
+		}
+	}
+}
+
+// checkExitedCleanly: the bridge returned from main rather than dying by a
+// signal (a SIGPIPE death would leave its process groups running).
+func checkExitedCleanly(t *testing.T, err error) {
+	t.Helper()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			t.Errorf("the bridge was killed by %v instead of shutting down", ws.Signal())
+			return
+		}
+	}
+	if err != nil {
+		t.Errorf("the bridge exited with %v", err)
+	}
+}
+
+// checkLogEnds: the log file holds the disconnect and ends with the last
+// line serve writes, whole: the logs were flushed before the exit.
+func checkLogEnds(t *testing.T, path string) {
+	t.Helper()
+	log, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(log, []byte("\n")) {
+		t.Errorf("the log file ends mid-line: %q", log[max(0, len(log)-200):])
+	}
+	lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
+	if !strings.Contains(string(log), `msg="client disconnected"`) {
+		t.Errorf("the log file lacks the disconnect")
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, `msg=stopped`) {
+		t.Errorf("the log file does not end with the shutdown line; last line: %s", last)
+	}
+}
+
+// checkGone: nothing the bridge started runs after it exited.
+func checkGone(t *testing.T, before []proc) {
+	t.Helper()
+	if left := stillRunning(before); len(left) > 0 {
+		t.Errorf("still running after the bridge exited: %+v", left)
+		for _, p := range left {
+			syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// TestEditorVanishesMidTurn closes the bridge's stdin while a turn runs:
+// the bridge exits within the bound, every process it started (the bash
+// group and the background grandchild bash left behind) is gone, and the
+// log file ends with the shutdown lines.
+func TestEditorVanishesMidTurn(t *testing.T) {
+	bashCall := func(command string) string {
+		args, _ := json.Marshal(map[string]string{"command": command})
+		return `{"parts":[{"text":"Running it."},{"tool_call":{"id":"b1","name":"bash","arguments":` + string(args) + `}}]}`
+	}
+	tests := []struct {
+		name     string
+		response string
+		sleeps   int           // sleep processes to wait for before the editor goes
+		limit    time.Duration // from EOF to exit
+	}{
+		{name: "while the model streams", response: `{"parts":[{"text":"Thinking"},{"delay_ms":300000}]}`, limit: 5 * time.Second},
+		{name: "bash with a background grandchild", response: bashCall("sleep 300 & sleep 300"), sleeps: 2, limit: 5 * time.Second},
+		{name: "bash streaming output", response: bashCall("sleep 300 & while :; do echo tick; sleep 0.05; done"), sleeps: 2, limit: 5 * time.Second},
+		// The grandchild ignores SIGTERM: it takes the 3 s kill grace and
+		// SIGKILL, so the bound is the grace plus the same slack.
+		{name: "a grandchild ignoring SIGTERM", response: bashCall("(trap '' TERM; sleep 300) & sleep 300"), sleeps: 2, limit: 8 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			work := t.TempDir()
+			script := writeScript(t, t.TempDir(), "script.json", tt.response)
+			b := startFaultBridge(t, "--model", "script:"+script, "--permission-mode", "bypass")
+			sid := b.newSession(work)
+			if err := b.send(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":` + promptParams(sid, "go") + `}`); err != nil {
+				t.Fatal(err)
+			}
+			b.await("the turn to start", isUpdate("agent_message_chunk"))
+			var before []proc
+			if tt.sleeps > 0 {
+				before = awaitChildren(t, b.cmd.Process.Pid, tt.sleeps, "sleep")
+			}
+			eof := time.Now()
+			b.stdin.Close()
+			took := b.waitExit(eof, tt.limit)
+			t.Logf("exit %v after stdin EOF (%d processes under the bridge)", took, len(before))
+			checkExitedCleanly(t, b.waitErr)
+			checkGone(t, before)
+			checkLogEnds(t, b.logFile)
+			checkNoPanic(t, b.stderr.String())
+		})
+	}
+}

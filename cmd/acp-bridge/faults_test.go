@@ -368,3 +368,61 @@ func TestEditorVanishesMidTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokenStdout closes the read end of the bridge's stdout while a turn
+// runs, leaving stdin open: the bridge's next write fails, and it shuts down
+// on its own, killing what it started, without a panic or a death by
+// SIGPIPE.
+func TestBrokenStdout(t *testing.T) {
+	bashCall := func(command string) string {
+		args, _ := json.Marshal(map[string]string{"command": command})
+		return `{"parts":[{"text":"Running it."},{"tool_call":{"id":"b1","name":"bash","arguments":` + string(args) + `}}]}`
+	}
+	tests := []struct {
+		name     string
+		response string
+		sleeps   int
+		// poke makes the bridge write after the pipe is closed; without it
+		// the turn itself writes next.
+		poke bool
+	}{
+		{name: "tool output streaming", response: bashCall("sleep 300 & while :; do echo tick; sleep 0.05; done"), sleeps: 2},
+		{name: "model text streaming", response: `{"chunk_delay_ms":50,"parts":[{"text":"` + strings.Repeat("word ", 2000) + `"}]}`},
+		{name: "a silent command, then a request", response: bashCall("sleep 300 & sleep 300"), sleeps: 2, poke: true},
+		{name: "a silent model, then a request", response: `{"parts":[{"text":"Thinking"},{"delay_ms":300000}]}`, poke: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			script := writeScript(t, t.TempDir(), "script.json", tt.response)
+			b := startFaultBridge(t, "--model", "script:"+script, "--permission-mode", "bypass")
+			sid := b.newSession(t.TempDir())
+			if err := b.send(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":` + promptParams(sid, "go") + `}`); err != nil {
+				t.Fatal(err)
+			}
+			b.await("the turn to start", isUpdate("agent_message_chunk"))
+			var before []proc
+			if tt.sleeps > 0 {
+				before = awaitChildren(t, b.cmd.Process.Pid, tt.sleeps, "sleep")
+			}
+			closed := time.Now()
+			b.stdout.Close()
+			if tt.poke {
+				// The bridge may already be gone by the time this arrives.
+				_ = b.send(`{"jsonrpc":"2.0","id":"poke","method":"initialize","params":{"protocolVersion":1}}`)
+			}
+			took := b.waitExit(closed, 5*time.Second)
+			t.Logf("exit %v after stdout closed (%d processes under the bridge)", took, len(before))
+			checkExitedCleanly(t, b.waitErr)
+			checkGone(t, before)
+			checkNoPanic(t, b.stderr.String())
+			if s := b.stderr.String(); s != "" {
+				t.Errorf("stderr is not empty with --log-file: %s", s)
+			}
+			log, _ := os.ReadFile(b.logFile)
+			if !bytes.Contains(log, []byte("writing to the client failed")) {
+				t.Errorf("the log does not say why the bridge stopped:\n%s", log)
+			}
+			checkLogEnds(t, b.logFile)
+		})
+	}
+}

@@ -426,3 +426,33 @@ func TestBrokenStdout(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandsKeepDefaultSIGPIPE: the bridge survives a closed stdout by
+// catching SIGPIPE, and the commands it runs must not inherit anything of
+// that: an ignored SIGPIPE would pass through exec and keep `yes | head`
+// style pipelines writing into the void.
+func TestCommandsKeepDefaultSIGPIPE(t *testing.T) {
+	args, _ := json.Marshal(map[string]string{"command": "awk '/^SigIgn/{print \"SIGIGN\" \"=\" $2}' /proc/self/status"})
+	script := writeScript(t, t.TempDir(), "script.json",
+		`{"parts":[{"tool_call":{"id":"b1","name":"bash","arguments":`+string(args)+`}}]}`,
+		`{"parts":[{"text":"done"}]}`)
+	b := startFaultBridge(t, "--model", "script:"+script, "--permission-mode", "bypass")
+	sid := b.newSession(t.TempDir())
+	if err := b.send(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":` + promptParams(sid, "go") + `}`); err != nil {
+		t.Fatal(err)
+	}
+	// The command line spells the marker in two pieces, so only the
+	// output holds it whole.
+	const marker = "SIGIGN="
+	line := b.await("the command's result", func(l []byte) bool {
+		return bytes.Contains(l, []byte(`"toolCallId":"b1"`)) && bytes.Contains(l, []byte(marker))
+	})
+	i := bytes.Index(line, []byte(marker)) + len(marker)
+	mask, err := strconv.ParseUint(string(line[i:min(i+16, len(line))]), 16, 64)
+	if err != nil {
+		t.Fatalf("SigIgn of the command: %v in %s", err, line)
+	}
+	if bit := uint64(1) << (uint(syscall.SIGPIPE) - 1); mask&bit != 0 {
+		t.Errorf("commands run with SIGPIPE ignored (SigIgn %016x)", mask)
+	}
+}

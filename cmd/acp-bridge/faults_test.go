@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // These tests take the editor away from a running bridge (stdin EOF, a
@@ -454,5 +456,133 @@ func TestCommandsKeepDefaultSIGPIPE(t *testing.T) {
 	}
 	if bit := uint64(1) << (uint(syscall.SIGPIPE) - 1); mask&bit != 0 {
 		t.Errorf("commands run with SIGPIPE ignored (SigIgn %016x)", mask)
+	}
+}
+
+// smallDisk mounts a tmpfs of size bytes on a fresh directory, unmounted
+// when the test ends. It skips the test where mounting is not allowed.
+func smallDisk(t *testing.T, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
+		t.Skipf("cannot mount a small tmpfs here (needs root or CAP_SYS_ADMIN): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// fillDisk writes to a file in dir until the file system refuses.
+func fillDisk(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("filling the disk: %v", err)
+			}
+			return
+		}
+	}
+}
+
+// TestDiskFullWhilePersisting runs the bridge with its state directory on a
+// 256 KiB file system and fills it: the log names the failure, the sessions
+// go on answering in memory, and what was saved before the disk filled
+// stays a readable session log.
+func TestDiskFullWhilePersisting(t *testing.T) {
+	// A prompt bigger than a page, so its event cannot fit in the space the
+	// log file's last page still has.
+	big := strings.Repeat("fill the page ", 1000)
+	tests := []struct {
+		name string
+		// fillAfter is the number of turns that run before the disk is
+		// filled; -1 fills it before session/new.
+		fillAfter int
+		turns     int
+	}{
+		{name: "full before the session starts", fillAfter: -1, turns: 2},
+		{name: "full mid-session", fillAfter: 1, turns: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := smallDisk(t, 256<<10)
+			var responses []string
+			for i := range tt.turns {
+				responses = append(responses, fmt.Sprintf(`{"parts":[{"text":"answer %d"}]}`, i+1))
+			}
+			script := writeScript(t, t.TempDir(), "script.json", responses...)
+			b := startFaultBridge(t, "--model", "script:"+script, "--state-dir", state)
+			if tt.fillAfter < 0 {
+				fillDisk(t, state)
+			}
+			sid := b.newSession(t.TempDir())
+			for i := range tt.turns {
+				if i == tt.fillAfter {
+					fillDisk(t, state)
+				}
+				id := fmt.Sprintf("p%d", i+1)
+				line := b.call(id, "session/prompt", promptParams(sid, fmt.Sprintf("turn %d: %s", i+1, big)))
+				if !bytes.Contains(line, []byte(`"stopReason":"end_turn"`)) {
+					t.Fatalf("turn %d: %s", i+1, line)
+				}
+			}
+			// The session still holds every turn in memory: it answers, and
+			// closing it works.
+			b.call("close", "session/close", fmt.Sprintf(`{"sessionId":%q}`, sid))
+			b.stdin.Close()
+			b.waitExit(time.Now(), 5*time.Second)
+			checkExitedCleanly(t, b.waitErr)
+			checkLogEnds(t, b.logFile)
+			log, _ := os.ReadFile(b.logFile)
+			var saw bool
+			for _, l := range strings.Split(string(log), "\n") {
+				if strings.Contains(l, "level=ERROR") && strings.Contains(l, "no space left on device") &&
+					(strings.Contains(l, "will not be saved") || strings.Contains(l, "without being saved")) {
+					saw = true
+					t.Logf("logged: %s", l)
+				}
+			}
+			if !saw {
+				t.Errorf("the log does not name the full disk:\n%s", log)
+			}
+			checkNoPanic(t, b.stderr.String())
+
+			// What was written before the disk filled is a whole log: it
+			// reads without error and holds exactly the turns before.
+			st, err := session.OpenStore(state, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, evs, err := st.Read(sid)
+			if tt.fillAfter < 0 {
+				// Not even the header fit: the log must be gone, not left
+				// as a headerless file no later read accepts.
+				if !errors.Is(err, session.ErrNotFound) {
+					t.Errorf("a session that could not be saved left a log behind: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("the log saved before the disk filled does not read: %v", err)
+			}
+			ended := 0
+			for _, ev := range evs {
+				if ev.Type == session.TypeTurnEnd {
+					ended++
+				}
+			}
+			if want := max(tt.fillAfter, 0); ended != want {
+				t.Errorf("the saved log holds %d whole turns, want %d", ended, want)
+			}
+		})
 	}
 }

@@ -586,3 +586,50 @@ func TestDiskFullWhilePersisting(t *testing.T) {
 		})
 	}
 }
+
+// TestToolDiesHardInARealTurn: through the real binary, a built-in tool
+// whose work crashes (the command's shell killed by a fatal signal) ends
+// its card failed with the signal named, the turn ends normally, and the
+// next prompt is answered. Tools panicking in Go are covered at the agent
+// level (agent/faults_test.go): no built-in tool can be made to panic.
+func TestToolDiesHardInARealTurn(t *testing.T) {
+	tests := []struct {
+		name, command, want string
+	}{
+		{name: "segmentation fault", command: "echo before; kill -SEGV $$", want: "SIGSEGV"},
+		{name: "SIGKILL", command: "kill -KILL $$", want: "SIGKILL"},
+		{name: "abort", command: "kill -ABRT $$", want: "SIGABRT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args, _ := json.Marshal(map[string]string{"command": tt.command})
+			script := writeScript(t, t.TempDir(), "script.json",
+				`{"parts":[{"tool_call":{"id":"b1","name":"bash","arguments":`+string(args)+`}}]}`,
+				`{"parts":[{"text":"the command crashed"}]}`,
+				`{"parts":[{"text":"still here"}]}`)
+			b := startFaultBridge(t, "--model", "script:"+script, "--permission-mode", "bypass")
+			sid := b.newSession(t.TempDir())
+			if err := b.send(`{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":` + promptParams(sid, "go") + `}`); err != nil {
+				t.Fatal(err)
+			}
+			var final []byte
+			end := b.await("the first turn's end", func(l []byte) bool {
+				if bytes.Contains(l, []byte(`"toolCallId":"b1"`)) && bytes.Contains(l, []byte(`"status":"`)) {
+					final = l
+				}
+				return bytes.Contains(l, []byte(`"id":"p1"`))
+			})
+			if !bytes.Contains(end, []byte(`"stopReason":"end_turn"`)) {
+				t.Errorf("the turn with the crashed command: %s", end)
+			}
+			if !bytes.Contains(final, []byte(`"status":"failed"`)) || !bytes.Contains(final, []byte(tt.want)) {
+				t.Errorf("the card's last update is %s; want failed, naming %s", final, tt.want)
+			}
+			line := b.call("p2", "session/prompt", promptParams(sid, "are you there?"))
+			if !bytes.Contains(line, []byte(`"stopReason":"end_turn"`)) {
+				t.Errorf("the next prompt: %s", line)
+			}
+			checkNoPanic(t, b.stderr.String())
+		})
+	}
+}

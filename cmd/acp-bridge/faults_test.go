@@ -44,9 +44,21 @@ type faultBridge struct {
 
 func startFaultBridge(t *testing.T, args ...string) *faultBridge {
 	t.Helper()
-	b := &faultBridge{t: t, lines: make(chan []byte, 4096), stderr: &syncBuffer{}, exited: make(chan struct{}),
-		logFile: filepath.Join(t.TempDir(), "bridge.log")}
-	b.cmd = exec.Command(os.Args[0], append([]string{"--log-file", b.logFile, "--log-level", "debug"}, args...)...)
+	return startFaultBridgeLogs(t, true, args...)
+}
+
+// startFaultBridgeLogs starts the bridge logging at debug level, to a log
+// file when toFile, else to a stderr pipe whose read end is closed at once,
+// as by an editor that stops reading it.
+func startFaultBridgeLogs(t *testing.T, toFile bool, args ...string) *faultBridge {
+	t.Helper()
+	b := &faultBridge{t: t, lines: make(chan []byte, 4096), stderr: &syncBuffer{}, exited: make(chan struct{})}
+	args = append([]string{"--log-level", "debug"}, args...)
+	if toFile {
+		b.logFile = filepath.Join(t.TempDir(), "bridge.log")
+		args = append([]string{"--log-file", b.logFile}, args...)
+	}
+	b.cmd = exec.Command(os.Args[0], args...)
 	b.cmd.Env = append(os.Environ(), "ACP_BRIDGE_AS_MAIN=1", "ACP_BRIDGE_STATE_DIR="+t.TempDir())
 	stdin, err := b.cmd.StdinPipe()
 	if err != nil {
@@ -59,10 +71,21 @@ func startFaultBridge(t *testing.T, args ...string) *faultBridge {
 	}
 	b.cmd.Stdout = w
 	b.cmd.Stderr = b.stderr
+	var errR, errW *os.File
+	if !toFile {
+		if errR, errW, err = os.Pipe(); err != nil {
+			t.Fatal(err)
+		}
+		b.cmd.Stderr = errW
+	}
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
+	if !toFile {
+		errW.Close()
+		errR.Close()
+	}
 	b.stdout = r
 	go func() {
 		sc := bufio.NewScanner(r)
@@ -86,7 +109,7 @@ func startFaultBridge(t *testing.T, args ...string) *faultBridge {
 			<-b.exited
 			t.Errorf("the bridge did not exit within 10s of stdin closing")
 		}
-		if t.Failed() {
+		if t.Failed() && b.logFile != "" {
 			log, _ := os.ReadFile(b.logFile)
 			t.Logf("bridge stderr:\n%s\nlog file:\n%s", b.stderr, log)
 		}
@@ -632,4 +655,20 @@ func TestToolDiesHardInARealTurn(t *testing.T) {
 			checkNoPanic(t, b.stderr.String())
 		})
 	}
+}
+
+// TestClosedStderrKeepsServing: stderr is only for logs, so an editor that
+// closes it must cost the logs, not the session. Before SIGPIPE was caught,
+// the first log line after the close killed the process.
+func TestClosedStderrKeepsServing(t *testing.T) {
+	script := writeScript(t, t.TempDir(), "script.json", `{"parts":[{"text":"answered"}]}`)
+	b := startFaultBridgeLogs(t, false, "--model", "script:"+script)
+	sid := b.newSession(t.TempDir())
+	line := b.call("p", "session/prompt", promptParams(sid, "go"))
+	if !bytes.Contains(line, []byte(`"stopReason":"end_turn"`)) {
+		t.Errorf("prompt with stderr closed: %s", line)
+	}
+	b.stdin.Close()
+	b.waitExit(time.Now(), 5*time.Second)
+	checkExitedCleanly(t, b.waitErr)
 }

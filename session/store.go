@@ -212,7 +212,9 @@ func (st *Store) Create(h Header) (*Log, error) {
 		f.Close()
 		return nil, fmt.Errorf("session store: lock log of %s: %w", h.ID, err)
 	}
-	if _, err := f.Write(append(line, '\n')); err == nil {
+	// Assign, not declare: a write error scoped to the if was lost, and a
+	// full disk then left a headerless file that no later read accepts.
+	if _, err = f.Write(append(line, '\n')); err == nil {
 		err = f.Sync()
 	}
 	if err != nil {

@@ -17,6 +17,13 @@ func main() {
 }
 
 func signalContext() context.Context {
+	// An editor that closes our stdout must make the next write fail with
+	// EPIPE, so the connection ends and the sessions stop what they started.
+	// By default Go dies of SIGPIPE on the spot instead, leaving every
+	// running command's process group orphaned. Notify rather than Ignore:
+	// an ignored SIGPIPE is inherited through exec by every command bash
+	// runs, and `yes | head` would then never end.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	return ctx
 }

@@ -87,6 +87,9 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 	}
 	ag.Shutdown()
 	conn.Wait()
+	// The last line of every log: without it a log cut short by a crash
+	// cannot be told from one whose sessions were all stopped.
+	logger.Info("stopped")
 }
 
 func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {

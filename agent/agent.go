@@ -247,8 +247,21 @@ func (a *Agent) Shutdown() {
 	a.shutdown = true
 	a.mu.Unlock()
 	for _, s := range ss {
-		s.close()
+		s.closeWith(registry.ErrShutdown)
 		a.release(s)
 	}
 	stopMCPAll(ss)
+}
+
+// cancelCause is why a request's turn ends when its context does: the
+// connection closed (the editor is gone), or the request was cancelled.
+func (a *Agent) cancelCause() error {
+	if c, ok := a.client.(interface{ Done() <-chan struct{} }); ok {
+		select {
+		case <-c.Done():
+			return registry.ErrShutdown
+		default:
+		}
+	}
+	return context.Canceled
 }

@@ -29,13 +29,14 @@ type Session struct {
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
-	emitMu sync.Mutex
-	log    *session.Log
-	tr     *mapping.Translator
+	emitMu     sync.Mutex
+	log        *session.Log
+	tr         *mapping.Translator
+	saveFailed bool // the log could not be written; the user was told (emit)
 
 	mu      sync.Mutex
 	running bool
-	stop    context.CancelFunc
+	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
 	turns   int
 	history []model.Message
@@ -71,7 +72,18 @@ func (s *Session) emit(ctx context.Context, ev session.Event) {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	ev = s.log.Append(ev)
-	for _, u := range s.tr.Translate(ev) {
+	updates := s.tr.Translate(ev)
+	if !s.saveFailed {
+		if err := s.log.Err(); err != nil {
+			// The disk filled up (or went away): say so once, where the
+			// user looks; the session goes on in memory.
+			s.saveFailed = true
+			n := s.log.Append(session.New(session.TypeNotice, session.Notice{Text: fmt.Sprintf(
+				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err)}))
+			updates = append(updates, s.tr.Translate(n)...)
+		}
+	}
+	for _, u := range updates {
 		if err := s.a.client.SessionUpdate(context.WithoutCancel(ctx), s.id, u); err != nil {
 			s.a.log.Debug("session/update not delivered", "session", s.id, "err", err)
 		}
@@ -87,15 +99,19 @@ func (s *Session) cancel() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stop != nil {
-		s.stop()
+		s.stop(context.Canceled)
 	}
 }
 
 // close cancels the running turn and waits for it to finish.
-func (s *Session) close() {
+func (s *Session) close() { s.closeWith(context.Canceled) }
+
+// closeWith cancels the running turn with cause and waits for it to finish.
+// registry.ErrShutdown tells tools the editor is gone (no grace periods).
+func (s *Session) closeWith(cause error) {
 	s.mu.Lock()
 	if s.stop != nil {
-		s.stop()
+		s.stop(cause)
 	}
 	done := s.done
 	s.mu.Unlock()
@@ -116,7 +132,12 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 		s.mu.Unlock()
 		return "", acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
 	}
-	tctx, stop := context.WithCancel(ctx)
+	// The turn ends when the request does ($/cancel_request, the connection
+	// closing) or on session/cancel; the cause says which, so tools know
+	// whether the editor is still there to see a clean stop.
+	tctx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() { stop(s.a.cancelCause()) })
+	defer unhook()
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
 	s.turns++
 	turn := s.turns
@@ -130,7 +151,7 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 		close(s.done)
 		s.done = nil
 		s.mu.Unlock()
-		stop()
+		stop(context.Canceled)
 	}()
 
 	raw, _ := json.Marshal(blocks)

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -80,6 +81,11 @@ type Files interface {
 	ReadText(ctx context.Context, path string) (string, error)
 	WriteText(ctx context.Context, path, content string) error
 }
+
+// ErrShutdown is the cause of a call's context when the whole agent is
+// stopping because the editor went away: a tool that stops child processes
+// may skip its grace period, since nobody waits for a clean result.
+var ErrShutdown = errors.New("acp-bridge is shutting down: the editor disconnected")
 
 // Call carries what a running tool may use. The agent fills it in.
 type Call struct {

@@ -40,6 +40,9 @@ type faultBridge struct {
 	exited  chan struct{} // closed when the process has been reaped
 	exitAt  time.Time
 	waitErr error
+	// saveNotices counts messages telling the user the session is no
+	// longer being saved (the disk filled up).
+	saveNotices int
 }
 
 func startFaultBridge(t *testing.T, args ...string) *faultBridge {
@@ -131,6 +134,9 @@ func (b *faultBridge) await(what string, ok func(line []byte) bool) []byte {
 		case l, open := <-b.lines:
 			if !open {
 				b.t.Fatalf("stdout closed while waiting for %s", what)
+			}
+			if bytes.Contains(l, []byte("no longer being saved")) {
+				b.saveNotices++
 			}
 			if ok(l) {
 				return l
@@ -364,9 +370,9 @@ func TestEditorVanishesMidTurn(t *testing.T) {
 		{name: "while the model streams", response: `{"parts":[{"text":"Thinking"},{"delay_ms":300000}]}`, limit: 5 * time.Second},
 		{name: "bash with a background grandchild", response: bashCall("sleep 300 & sleep 300"), sleeps: 2, limit: 5 * time.Second},
 		{name: "bash streaming output", response: bashCall("sleep 300 & while :; do echo tick; sleep 0.05; done"), sleeps: 2, limit: 5 * time.Second},
-		// The grandchild ignores SIGTERM: it takes the 3 s kill grace and
-		// SIGKILL, so the bound is the grace plus the same slack.
-		{name: "a grandchild ignoring SIGTERM", response: bashCall("(trap '' TERM; sleep 300) & sleep 300"), sleeps: 2, limit: 8 * time.Second},
+		// The grandchild ignores SIGTERM: with the editor gone, bash skips
+		// its 3 s kill grace (registry.ErrShutdown) and SIGKILLs it quickly.
+		{name: "a grandchild ignoring SIGTERM", response: bashCall("(trap '' TERM; sleep 300) & sleep 300"), sleeps: 2, limit: 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -586,6 +592,11 @@ func TestDiskFullWhilePersisting(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, evs, err := st.Read(sid)
+			// Filling up mid-session is said once, in the thread; a session
+			// that never had a log (full from the start) was never saved.
+			if wantNotices := map[bool]int{true: 0, false: 1}[tt.fillAfter < 0]; b.saveNotices != wantNotices {
+				t.Errorf("the editor was told %d times that saving stopped, want %d", b.saveNotices, wantNotices)
+			}
 			if tt.fillAfter < 0 {
 				// Not even the header fit: the log must be gone, not left
 				// as a headerless file no later read accepts.

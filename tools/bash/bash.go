@@ -21,11 +21,15 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
+// shutdownGrace replaces KillGrace when the agent stops because the editor
+// disconnected: the bridge should be gone within a second.
+const shutdownGrace = 200 * time.Millisecond
+
 // Options tune the tool; the zero value of each field takes its default.
 type Options struct {
 	DefaultTimeout time.Duration // 120 s
 	MaxTimeout     time.Duration // 600 s; a longer timeout_ms is clamped to it
-	KillGrace      time.Duration // 3 s between SIGTERM and SIGKILL
+	KillGrace      time.Duration // 3 s between SIGTERM and SIGKILL (shutdownGrace when the editor is gone)
 	TailBytes      int           // 64,000 bytes per stream for the model
 	SpillDir       string        // os.TempDir()
 	MaxSpillBytes  int64         // 64 MiB per stream in the spill file
@@ -288,7 +292,11 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	case <-ctx.Done():
 		timer.Stop()
 		aborted = true
-		terminate(pgid, exited, o.KillGrace)
+		grace := o.KillGrace
+		if errors.Is(context.Cause(ctx), registry.ErrShutdown) {
+			grace = shutdownGrace // the editor is gone: nobody waits for a clean stop
+		}
+		terminate(pgid, exited, grace)
 	}
 	// A process that left the group (setsid) may still hold a pipe: stop
 	// waiting for it after a second and close our ends.

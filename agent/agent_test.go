@@ -34,6 +34,14 @@ type editor struct {
 
 func newEditor(t *testing.T, o Options) *editor {
 	t.Helper()
+	e, _ := newEditorAgent(t, o)
+	return e
+}
+
+// newEditorAgent is newEditor that also hands back the agent, to look at a
+// session's tools and state.
+func newEditorAgent(t *testing.T, o Options) (*editor, *Agent) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var ag *Agent
@@ -48,7 +56,7 @@ func newEditor(t *testing.T, o Options) *editor {
 		conn.Wait()
 		outW.Close() // ends the editor's read loop
 	})
-	return e
+	return e, ag
 }
 
 type rwc struct {

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/mcpclient/mcptest"
@@ -28,26 +25,6 @@ func stdioMCP(t *testing.T, name, mode string) (acp.McpServer, string) {
 		s.Env = append(s.Env, acp.EnvVariable{Name: k, Value: v})
 	}
 	return s, pidFile
-}
-
-// newEditorAgent is newEditor that also hands back the agent, to look at a
-// session's tools.
-func newEditorAgent(t *testing.T, o Options) (*editor, *Agent) {
-	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var ag *Agent
-	conn := acp.NewConn(t.Context(), func(c acp.Client) acp.Agent { ag = New(c, o); return ag }, inR, outW, inR, nil)
-	e := &editor{t: t}
-	e.rpc = jsonrpc2.NewConn(t.Context(), jsonrpc2.NewPlainObjectStream(rwc{outR, inW}), e)
-	t.Cleanup(func() {
-		e.rpc.Close()
-		inW.Close()
-		ag.Shutdown()
-		conn.Close()
-		conn.Wait()
-	})
-	return e, ag
 }
 
 func (e *editor) newSessionWith(cwd string, servers []acp.McpServer) string {

@@ -38,11 +38,6 @@ func InvalidParams(format string, args ...any) *Error {
 	return Errorf(CodeInvalidParams, format, args...)
 }
 
-// NotFound is the error for a session, file or other resource that does not exist.
-func NotFound(format string, args ...any) *Error {
-	return Errorf(CodeResourceNotFound, format, args...)
-}
-
 // toWireError maps any error to the protocol error sent on the wire. A plain
 // error never goes out as code 0: it becomes an internal error.
 func toWireError(err error) *Error {

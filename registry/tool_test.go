@@ -15,15 +15,6 @@ type echoIn struct {
 	Times int    `json:"times,omitempty"`
 }
 
-func echoTool() Tool[echoIn, string] {
-	return Tool[echoIn, string]{
-		Name: "echo",
-		Run: func(_ context.Context, _ *Call, in echoIn) (string, error) {
-			return strings.Repeat(in.Text, max(in.Times, 1)), nil
-		},
-	}
-}
-
 func TestDefineRefusesBadDefinitions(t *testing.T) {
 	run := func(context.Context, *Call, echoIn) (string, error) { return "", nil }
 	tests := []struct {

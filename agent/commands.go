@@ -191,10 +191,7 @@ func (s *Session) cmdCompact(ctx context.Context, arg string) acp.StopReason {
 	s.mu.Lock()
 	// Only what was summarised goes; anything appended meanwhile stays.
 	rest := append([]model.Message(nil), s.history[min(len(hist), len(s.history)):]...)
-	s.history = append([]model.Message{
-		{Role: model.RoleUser, Content: "Summary of our conversation so far (the earlier messages were compacted):\n\n" + text},
-		{Role: model.RoleAssistant, Content: "Understood. I will continue from this summary."},
-	}, rest...)
+	s.history = append(compactedContext(text), rest...) // load.go rebuilds the same
 	s.mu.Unlock()
 	s.emit(ctx, session.New(session.TypeContextReset, session.ContextReset{Reason: "compact", Summary: text}))
 	s.notice(ctx, "Compacted the context into this summary:\n\n"+text)

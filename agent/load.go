@@ -157,6 +157,7 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	evs := lg.Events()
 	s.history, s.turns = rebuildHistory(evs)
 	s.RestoreControls(evs) // mode, model, title: as the session left them
+	s.restoreGrants(evs)   // "always allow / reject" answers
 	if replay {
 		if err := a.replay(ctx, s, evs); err != nil {
 			return nil, err
@@ -316,8 +317,8 @@ func rebuildHistory(evs []session.Event) ([]model.Message, int) {
 			}
 		case session.TypeUserContext:
 			history = append(history, model.Message{Role: model.RoleUser, Content: prompt})
-		case typeContextReset:
-			r, err := session.Decode[contextReset](ev)
+		case session.TypeContextReset:
+			r, err := session.Decode[session.ContextReset](ev)
 			if err != nil {
 				continue
 			}
@@ -375,16 +376,6 @@ type storedResult struct {
 		registry.Result
 		Context []string `json:"context,omitempty"`
 	} `json:"result"`
-}
-
-// typeContextReset is logged when /clear or /compact replaces the model's
-// context (session.TypeContextReset on the issue-7 branch; by value until
-// the branches meet).
-const typeContextReset = "context/reset"
-
-type contextReset struct {
-	Reason  string `json:"reason"` // "clear" | "compact"
-	Summary string `json:"summary,omitempty"`
 }
 
 // compactedContext is the context /compact leaves: the summary, and the

@@ -766,7 +766,7 @@ func TestRebuildHistory(t *testing.T) {
 		return session.New(session.TypeToolResult, session.ToolResult{CallID: id, Result: registry.Result{Content: []registry.Content{registry.Text(text)}}})
 	}
 	reset := func(reason, summary string) session.Event {
-		return session.New(typeContextReset, contextReset{Reason: reason, Summary: summary})
+		return session.New(session.TypeContextReset, session.ContextReset{Reason: reason, Summary: summary})
 	}
 	u := func(s string) model.Message { return model.Message{Role: model.RoleUser, Content: s} }
 	a := func(s string, calls ...string) model.Message {

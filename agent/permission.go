@@ -104,13 +104,32 @@ func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call
 	case optAllowOnce:
 		return pipeline.Approved, nil
 	case optAllowAlways:
-		s.perms.set(key, true)
+		s.grant(ctx, key, true)
 		return pipeline.Approved, nil
 	case optRejectAlways:
-		s.perms.set(key, false)
+		s.grant(ctx, key, false)
 	case optRejectOnce:
 	default:
 		s.a.log.Warn("unknown permission option; rejecting", "session", s.id, "tool", d.Name, "optionId", resp.Outcome.OptionID)
 	}
 	return pipeline.Rejected, nil
+}
+
+// grant remembers an "always" answer for the session and logs it, so a
+// loaded or resumed session still knows it (restoreGrants).
+func (s *Session) grant(ctx context.Context, key string, allowed bool) {
+	s.perms.set(key, allowed)
+	s.emit(ctx, session.New(session.TypeGrant, session.Grant{Key: key, Allowed: allowed}))
+}
+
+// restoreGrants re-applies the "always" answers a stored log holds.
+func (s *Session) restoreGrants(events []session.Event) {
+	for _, ev := range events {
+		if ev.Type != session.TypeGrant {
+			continue
+		}
+		if g, err := session.Decode[session.Grant](ev); err == nil && g.Key != "" {
+			s.perms.set(g.Key, g.Allowed)
+		}
+	}
 }

@@ -3,12 +3,13 @@ package session
 // Event types of the session controls: modes, model choice, commands, the
 // plan, the title and token usage.
 const (
-	TypeControls     = "controls"      // Controls: the permission mode or the model changed
-	TypeCommands     = "commands"      // Commands; transient, re-sent after new and load
-	TypePlan         = "plan"          // Plan: the whole plan, replaced each time
-	TypeTitle        = "title"         // Title
-	TypeUsage        = "usage"         // Usage: after each model call
-	TypeContextReset = "context/reset" // ContextReset: /clear or /compact replaced the model's context
+	TypeControls     = "controls"          // Controls: the permission mode or the model changed
+	TypeCommands     = "commands"          // Commands; transient, re-sent after new and load
+	TypePlan         = "plan"              // Plan: the whole plan, replaced each time
+	TypeTitle        = "title"             // Title
+	TypeUsage        = "usage"             // Usage: after each model call
+	TypeContextReset = "context/reset"     // ContextReset: /clear or /compact replaced the model's context
+	TypeGrant        = "permission/always" // Grant: an "always" answer the session remembers
 )
 
 // Choice is one value of a select control.
@@ -78,4 +79,12 @@ type Usage struct {
 type ContextReset struct {
 	Reason  string `json:"reason"` // "clear" | "compact"
 	Summary string `json:"summary,omitempty"`
+}
+
+// Grant is an "always allow" (Allowed) or "always reject" answer for the
+// calls Key stands for (registry.Permission.Key). It is logged so a loaded
+// session remembers what the user already decided.
+type Grant struct {
+	Key     string `json:"key"`
+	Allowed bool   `json:"allowed"`
 }

@@ -102,10 +102,8 @@ func Summarize(h Header, evs []Event) Info {
 	// The session's own title (the last one given) wins; until it has one,
 	// its first prompt names it.
 	for i := len(evs) - 1; i >= 0 && info.Title == ""; i-- {
-		if evs[i].Type == typeTitle {
-			if t, err := Decode[struct {
-				Title string `json:"title"`
-			}](evs[i]); err == nil {
+		if evs[i].Type == TypeTitle {
+			if t, err := Decode[Title](evs[i]); err == nil {
 				info.Title = TitleFrom(t.Title)
 			}
 		}
@@ -122,10 +120,6 @@ func Summarize(h Header, evs []Event) Info {
 	}
 	return info
 }
-
-// typeTitle is the session's title event (TypeTitle in session/controls.go
-// on the issue-7 branch; by value until the branches meet).
-const typeTitle = "title"
 
 // titleMax bounds a title: a list entry is one line in the editor's history.
 const titleMax = 80

@@ -63,13 +63,12 @@ var knownTypes = map[string]bool{
 	TypeTurnStart:        true,
 	TypeTurnEnd:          true,
 	TypeUserContext:      true,
-	// The session controls' events (session/controls.go on the issue-7
-	// branch), by value until the branches meet.
-	"controls":      true,
-	"plan":          true,
-	"title":         true,
-	"usage":         true,
-	"context/reset": true,
+	TypeControls:         true,
+	TypePlan:             true,
+	TypeTitle:            true,
+	TypeUsage:            true,
+	TypeContextReset:     true,
+	TypeGrant:            true,
 }
 
 // Known reports whether a persisted log may hold events of this type.

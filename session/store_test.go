@@ -625,7 +625,7 @@ func TestSummarizeTitle(t *testing.T) {
 		return Event{Seq: 1, Type: TypeUserMessage, Data: json.RawMessage(`{"prompt":[],"text":` + strconv.Quote(s) + `}`)}
 	}
 	title := func(s string) Event {
-		return Event{Seq: 1, Type: typeTitle, Data: json.RawMessage(`{"title":` + strconv.Quote(s) + `}`)}
+		return Event{Seq: 1, Type: TypeTitle, Data: json.RawMessage(`{"title":` + strconv.Quote(s) + `}`)}
 	}
 	tests := []struct {
 		name string

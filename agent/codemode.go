@@ -26,11 +26,16 @@ type codeMode struct {
 }
 
 func newCodeMode(s *Session) *codeMode {
-	o := codemode.Options{Logger: s.a.log.With("session", s.id)}
+	// Programs get each tool's typed value (typed by its output schema in
+	// the SDK), not just the text the model would read.
+	o := codemode.Options{Logger: s.a.log.With("session", s.id), Values: codemode.TypedValues{}}
 	if s.a.o.CodeMode != nil {
 		o = *s.a.o.CodeMode
 		if o.Logger == nil {
 			o.Logger = s.a.log.With("session", s.id)
+		}
+		if o.Values == nil {
+			o.Values = codemode.TypedValues{}
 		}
 	}
 	r := codemode.NewRunner(&o)

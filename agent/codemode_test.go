@@ -361,3 +361,38 @@ func TestToolsModeConfigOption(t *testing.T) {
 		t.Errorf("an unknown tools mode: %v", err)
 	}
 }
+
+// Programs get a tool's typed value, typed by its output schema: glob's
+// result is an object whose files a program can count, not text to parse.
+func TestCodeModeTypedValues(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.txt", "b.txt", "c.go"} {
+		os.WriteFile(filepath.Join(dir, n), []byte("x\n"), 0o644)
+	}
+	reg := registry.New()
+	fs.Register(reg)
+	args, _ := json.Marshal(map[string]string{
+		"description": "Count the text files",
+		"code":        `const r = await tools.glob({pattern: "*.txt"}); console.log(typeof r); return r.files.length;`,
+	})
+	e := newEditor(t, Options{Registry: reg, ToolsMode: codemode.ModeCode, Model: script(t, `{"responses":[
+		{"parts":[{"tool_call":{"id":"rc","name":"run_code","arguments":`+string(args)+`}}]},
+		{"parts":[{"text":"done"}]}]}`)})
+	sid := e.newSession(dir)
+	if _, err := e.prompt(sid, "how many?"); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for _, u := range e.updates() {
+		if u, ok := u.(*acp.ToolCallUpdate); ok && u.ToolCallID == "rc" && u.Status != nil && *u.Status == acp.StatusCompleted {
+			for _, c := range u.Content {
+				if c.Content != nil {
+					out += c.Content.Text
+				}
+			}
+		}
+	}
+	if !strings.Contains(out, "object") || !strings.Contains(out, "2") {
+		t.Errorf("run_code output %q: want the typed glob value (an object with 2 files)", out)
+	}
+}

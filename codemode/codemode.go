@@ -120,6 +120,29 @@ func (TextValues) Value(_ *registry.Def, r registry.Result) (json.RawMessage, er
 	return json.Marshal(r.Text())
 }
 
+// TypedValues resolves a call to the tool's typed value (registry.Result's
+// Value, the body's Out) when the tool declares an output schema, typed by
+// that schema; otherwise to the result's text, typed string. When
+// post-execute replaced the content, the pipeline drops the value, and the
+// program gets the replaced text: it never sees what policy withheld.
+type TypedValues struct{}
+
+// OutputSchema implements Values.
+func (TypedValues) OutputSchema(d *registry.Def) json.RawMessage {
+	if d != nil && len(d.Output) > 0 {
+		return d.Output
+	}
+	return stringSchema
+}
+
+// Value implements Values.
+func (TypedValues) Value(d *registry.Def, r registry.Result) (json.RawMessage, error) {
+	if d != nil && len(d.Output) > 0 && r.Value != nil {
+		return json.Marshal(r.Value)
+	}
+	return json.Marshal(r.Text())
+}
+
 // Options configure a Runner. Nil means defaults.
 type Options struct {
 	Limits Limits

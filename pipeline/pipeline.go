@@ -323,7 +323,9 @@ func (p *Pipeline) post(ctx context.Context, d *registry.Def, c *registry.Call, 
 		switch dec.Kind {
 		case Accept:
 			if dec.Content != nil {
-				r.Content = dec.Content
+				// Replaced content withholds the typed value too: a Code
+				// Mode program must not see what policy took out.
+				r.Content, r.Value = dec.Content, nil
 			}
 			if len(dec.Context) > 0 {
 				r.Context = append(r.Context[:len(r.Context):len(r.Context)], dec.Context...)

@@ -265,6 +265,10 @@ func TestDemoRuns(t *testing.T) {
 		"tool call_1 completed: Read main.go",
 		"1: package main",
 		"tool call_3 failed",
+		"tool call_4: Edit NOTES.md [edit, pending]",
+		`permission asked for "Edit NOTES.md"`,
+		"│ checking 3",
+		"tool call_5 completed",
 		`turn ended: stopReason "end_turn"`,
 		`turn ended: stopReason "cancelled"`,
 	} {

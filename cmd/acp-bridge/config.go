@@ -45,6 +45,9 @@ type config struct {
 	// stateDir keeps session logs (session/load, resume, list); "" keeps
 	// sessions in memory only.
 	stateDir string
+	// spillDir receives the full output of truncated commands (bash); ""
+	// is the system temp dir. run makes a private one per process.
+	spillDir string
 
 	providers []providerConfig // from the file, in file order
 }

@@ -55,6 +55,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	defer closeLog()
+	// Full outputs of truncated commands are spilled here for the model to
+	// read; they go when the process does, not into /tmp forever.
+	if dir, err := os.MkdirTemp("", "acp-bridge-output-"); err == nil {
+		cfg.spillDir = dir
+		defer os.RemoveAll(dir)
+	}
 	opts, err := agentOptions(cfg, logger)
 	if err != nil {
 		logger.Error("bad configuration", "err", err)
@@ -95,7 +101,7 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	reg := registry.New()
 	fs.Register(reg)
-	bash.Register(reg)
+	registry.MustAdd(reg, bash.Tool(&bash.Options{SpillDir: cfg.spillDir}))
 	todo.Register(reg)
 	models, def, err := cfg.modelChoices()
 	if err != nil {

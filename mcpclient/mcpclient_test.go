@@ -13,6 +13,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/mcpclient"
 	"github.com/acp-bridge/acp-bridge/mcpclient/mcptest"
+	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
@@ -297,5 +298,35 @@ func TestConnectFailures(t *testing.T) {
 		if mcptest.Alive(pid) {
 			t.Errorf("hung server %d left running", pid)
 		}
+	}
+}
+
+// A server that never answers a call does not hold the turn: the pipeline's
+// timeout policy fails the call with TOOL_TIMEOUT once CallTimeout passes.
+func TestCallTimeout(t *testing.T) {
+	old := mcpclient.CallTimeout
+	mcpclient.CallTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { mcpclient.CallTimeout = old })
+	srv := mcptest.HTTP(false, "")
+	t.Cleanup(srv.Close)
+	c := connect(t, mcpclient.Server{Name: "remote", Type: mcpclient.HTTP, URL: srv.URL}, nil)
+	var slow *registry.Def
+	for _, d := range c.Tools() {
+		if d.Name == "mcp__remote__slow" {
+			slow = d
+		}
+	}
+	if slow == nil || slow.Timeout != 200*time.Millisecond {
+		t.Fatalf("slow tool %+v", slow)
+	}
+	p := pipeline.New(&pipeline.Options{Middleware: []pipeline.Middleware{pipeline.Timeout()}})
+	start := time.Now()
+	// The server sleeps 3 s (the test server's cleanup waits for it).
+	r := p.Execute(t.Context(), slow, &registry.Call{ID: "c1", Name: slow.Name, Args: json.RawMessage(`{"ms":3000}`)})
+	if r.Code != "TOOL_TIMEOUT" || !strings.Contains(r.Text(), "timed out after 200ms") {
+		t.Fatalf("result %+v", r)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the timed-out call returned after %v: it waited for the server", took)
 	}
 }

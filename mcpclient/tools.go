@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -93,6 +94,10 @@ func (c *Conn) define(t *mcp.Tool, taken map[string]bool) (*registry.Def, error)
 			return content, nil
 		},
 		Render: func(_ json.RawMessage, out []registry.Content) []registry.Content { return out },
+		// A server that never answers must not hold the turn forever: the
+		// pipeline's timeout policy fails the call (TOOL_TIMEOUT) and the
+		// model can go on. Ten minutes leaves room for slow, real work.
+		Timeout: CallTimeout,
 		PresentCall: func(json.RawMessage) registry.View {
 			return registry.GenericCard{Title: server + ": " + title, Kind: "other"}
 		},
@@ -122,6 +127,9 @@ func (c *Conn) define(t *mcp.Tool, taken map[string]bool) (*registry.Def, error)
 	taken[name] = true
 	return d, nil
 }
+
+// CallTimeout bounds one MCP tool call.
+var CallTimeout = 10 * time.Minute
 
 // Schema normalizes a server's input schema to the JSON object the model
 // is shown. MCP requires an object schema; servers often send {} or bare

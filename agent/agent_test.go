@@ -444,3 +444,63 @@ func (brokenArgs) Stream(_ context.Context, req *model.Request) iter.Seq2[model.
 		yield(model.Event{Kind: model.EventFinish, Finish: model.FinishToolCalls}, nil)
 	}
 }
+
+// A turn cancelled while the model is still streaming keeps the text the
+// user saw in the model's context, but not tool calls that never ran: the
+// next request must not carry calls without results.
+func TestCancelMidStreamDropsUnrunCalls(t *testing.T) {
+	rec := &requestRecorder{p: script(t, `{"responses":[
+		{"parts":[{"text":"Let me check."},{"tool_call":{"id":"never","name":"read","arguments":{"file_path":"x"}}},{"delay_ms":30000}]},
+		{"parts":[{"text":"ok"}]}]}`)}
+	reg := registry.New()
+	fs.Register(reg)
+	e := newEditor(t, Options{Registry: reg, Model: rec})
+	sid := e.newSession(t.TempDir())
+	res := make(chan acp.StopReason, 1)
+	go func() { stop, _ := e.prompt(sid, "first"); res <- stop }()
+	e.waitForMessage()
+	if err := e.rpc.Notify(t.Context(), acp.MethodSessionCancel, acp.CancelNotification{SessionID: sid}); err != nil {
+		t.Fatal(err)
+	}
+	if stop := <-res; stop != acp.StopCancelled {
+		t.Fatalf("stop %q", stop)
+	}
+	if stop, err := e.prompt(sid, "second"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("second turn: %q %v", stop, err)
+	}
+	second := rec.last()
+	for _, m := range second {
+		if len(m.ToolCalls) > 0 {
+			t.Errorf("the next request carries calls that never ran: %+v", m)
+		}
+	}
+	var sawText bool
+	for _, m := range second {
+		if m.Role == model.RoleAssistant && strings.Contains(m.Content, "Let me check.") {
+			sawText = true
+		}
+	}
+	if !sawText {
+		t.Errorf("the text the user saw is not in the next request: %+v", second)
+	}
+}
+
+// requestRecorder keeps the messages of each model request.
+type requestRecorder struct {
+	p    model.Provider
+	mu   sync.Mutex
+	reqs [][]model.Message
+}
+
+func (r *requestRecorder) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, append([]model.Message(nil), req.Messages...))
+	r.mu.Unlock()
+	return r.p.Stream(ctx, req)
+}
+
+func (r *requestRecorder) last() []model.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reqs[len(r.reqs)-1]
+}

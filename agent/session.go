@@ -181,6 +181,10 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 	for range s.a.o.MaxTurnRequests {
 		msg, finish, err := s.stream(ctx)
 		if ctx.Err() != nil {
+			// Keep what the user saw, but not calls that never ran: an
+			// assistant message whose tool calls have no results is
+			// refused by OpenAI-compatible APIs on the next request.
+			msg.ToolCalls = nil
 			s.commit(msg)
 			return acp.StopCancelled
 		}

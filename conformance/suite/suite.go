@@ -195,6 +195,19 @@ func (s *suite) start(ctx context.Context, name string, caps Caps) (*run, error)
 	return &run{s: s, name: name, caps: caps, c: c, ed: ed}, nil
 }
 
+// startFor starts one run and, if the agent cannot be started, fails every
+// check in ids with the reason (so no check silently skips).
+func (s *suite) startFor(ctx context.Context, name string, caps Caps, ids ...string) (*run, bool) {
+	r, err := s.start(ctx, name, caps)
+	if err != nil {
+		for _, id := range ids {
+			s.fail(id, name, nil, "cannot start the agent: %v", err)
+		}
+		return nil, false
+	}
+	return r, true
+}
+
 // end closes the process and runs the trace-wide checks over its transcript.
 func (r *run) end() {
 	exited, err := r.c.close(5 * time.Second)
@@ -296,11 +309,8 @@ func textPrompt(session, text string) map[string]any {
 func (s *suite) handshake(ctx context.Context) {
 	const name = "handshake"
 	ids := []string{CheckInitVersion, CheckUnknownMethod, CheckUnknownNotif, CheckBadParams, CheckSessionNew, CheckRelativeCwd, CheckUnknownSession}
-	r, err := s.start(ctx, name, s.cfg.Caps)
-	if err != nil {
-		for _, id := range ids {
-			s.fail(id, name, nil, "cannot start the agent: %v", err)
-		}
+	r, ok := s.startFor(ctx, name, s.cfg.Caps, ids...)
+	if !ok {
 		return
 	}
 	defer r.end()
@@ -455,9 +465,8 @@ func (s *suite) handshake(ctx context.Context) {
 // agent's own version back (acp-tck ACP-INIT-003), not an echo.
 func (s *suite) version(ctx context.Context) {
 	const name, asked = "version", 999
-	r, err := s.start(ctx, name, s.cfg.Caps)
-	if err != nil {
-		s.fail(CheckInitUnsupported, name, nil, "cannot start the agent: %v", err)
+	r, ok := s.startFor(ctx, name, s.cfg.Caps, CheckInitUnsupported)
+	if !ok {
 		return
 	}
 	defer r.end()

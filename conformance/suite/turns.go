@@ -65,11 +65,8 @@ func updatesOf(es []*Entry, session string, from, to int) []*Entry {
 func (s *suite) turns(ctx context.Context) {
 	const name = "turn"
 	ids := []string{CheckPromptTurn, CheckUpdatesBefore, CheckNoUserEcho, CheckLoadReplay, CheckCancel, CheckCancelQuiet, CheckAfterCancel}
-	r, err := s.start(ctx, name, s.cfg.Caps)
-	if err != nil {
-		for _, id := range ids {
-			s.fail(id, name, nil, "cannot start the agent: %v", err)
-		}
+	r, ok := s.startFor(ctx, name, s.cfg.Caps, ids...)
+	if !ok {
 		return
 	}
 	defer r.end()
@@ -87,7 +84,7 @@ func (s *suite) turns(ctx context.Context) {
 		return
 	}
 	live := r.prompt(ctx, sid, s.cfg.Prompt)
-	ok := r.checkTurn(ctx, live)
+	ok = r.checkTurn(ctx, live)
 	if !ok {
 		s.skip(CheckLoadReplay, "the live turn failed")
 	} else if !capTrue(s.agentCaps, "loadSession") {
@@ -311,9 +308,8 @@ func openCards(es []*Entry, session string) map[string]bool {
 // capability gating is tested whatever the main run advertised.
 func (s *suite) bare(ctx context.Context) {
 	const name = "bare-client"
-	r, err := s.start(ctx, name, Caps{})
-	if err != nil {
-		s.fail(CheckCapabilities, name, nil, "cannot start the agent: %v", err)
+	r, ok := s.startFor(ctx, name, Caps{}, CheckCapabilities)
+	if !ok {
 		return
 	}
 	defer r.end()

@@ -450,7 +450,7 @@ func (brokenArgs) Stream(_ context.Context, req *model.Request) iter.Seq2[model.
 // next request must not carry calls without results.
 func TestCancelMidStreamDropsUnrunCalls(t *testing.T) {
 	rec := &requestRecorder{p: script(t, `{"responses":[
-		{"parts":[{"text":"Let me check."},{"tool_call":{"id":"never","name":"read","arguments":{"file_path":"x"}}},{"delay_ms":30000}]},
+		{"chunk_size":100,"parts":[{"text":"Let me check."},{"tool_call":{"id":"never","name":"read","arguments":{"file_path":"x"}}},{"delay_ms":30000}]},
 		{"parts":[{"text":"ok"}]}]}`)}
 	reg := registry.New()
 	fs.Register(reg)

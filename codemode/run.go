@@ -109,7 +109,9 @@ func (rn *run) execute(js string) (Output, *RunError) {
 	wallStop := &stop{FailTimeout, fmt.Sprintf("the program ran past its wall-clock limit of %s", rn.r.limits.Wall)}
 	// The wall clock also cancels the sub-calls, which may be what the
 	// program (or the loop, running an exclusive call) is waiting on.
-	wt := time.AfterFunc(rn.r.limits.Wall, func() { vm.Interrupt(wallStop); rn.cancel(); close(wall) })
+	// wall closes first: whatever the cancellation then causes (a sub-call
+	// rejected as aborted) is seen after the limit, which outranks it.
+	wt := time.AfterFunc(rn.r.limits.Wall, func() { close(wall); vm.Interrupt(wallStop); rn.cancel() })
 	defer wt.Stop()
 	abortStop := &stop{FailAbort, "the run was cancelled"}
 	unhook := context.AfterFunc(rn.ctx, func() { vm.Interrupt(abortStop) })
@@ -172,6 +174,11 @@ func (rn *run) execute(js string) (Output, *RunError) {
 		}
 	}
 
+	select {
+	case <-wall: // the program settled only because the limit cancelled its calls
+		return Output{}, rn.failure(wallStop.kind, wallStop.msg)
+	default:
+	}
 	if rn.ctx.Err() != nil {
 		return Output{}, rn.failure(abortStop.kind, abortStop.msg)
 	}

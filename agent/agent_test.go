@@ -449,7 +449,7 @@ func (brokenArgs) Stream(_ context.Context, req *model.Request) iter.Seq2[model.
 // user saw in the model's context, but not tool calls that never ran: the
 // next request must not carry calls without results.
 func TestCancelMidStreamDropsUnrunCalls(t *testing.T) {
-	rec := &requestRecorder{p: script(t, `{"responses":[
+	rec := &recorder{p: script(t, `{"responses":[
 		{"chunk_size":100,"parts":[{"text":"Let me check."},{"tool_call":{"id":"never","name":"read","arguments":{"file_path":"x"}}},{"delay_ms":30000}]},
 		{"parts":[{"text":"ok"}]}]}`)}
 	reg := registry.New()
@@ -483,24 +483,4 @@ func TestCancelMidStreamDropsUnrunCalls(t *testing.T) {
 	if !sawText {
 		t.Errorf("the text the user saw is not in the next request: %+v", second)
 	}
-}
-
-// requestRecorder keeps the messages of each model request.
-type requestRecorder struct {
-	p    model.Provider
-	mu   sync.Mutex
-	reqs [][]model.Message
-}
-
-func (r *requestRecorder) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	r.mu.Lock()
-	r.reqs = append(r.reqs, append([]model.Message(nil), req.Messages...))
-	r.mu.Unlock()
-	return r.p.Stream(ctx, req)
-}
-
-func (r *requestRecorder) last() []model.Message {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.reqs[len(r.reqs)-1]
 }

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,26 +16,6 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
 )
-
-// recordingModel remembers every request it is sent.
-type recordingModel struct {
-	model.Provider
-	mu   sync.Mutex
-	reqs []*model.Request
-}
-
-func (m *recordingModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	m.mu.Lock()
-	m.reqs = append(m.reqs, req)
-	m.mu.Unlock()
-	return m.Provider.Stream(ctx, req)
-}
-
-func (m *recordingModel) requests() []*model.Request {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]*model.Request(nil), m.reqs...)
-}
 
 type writeArgs struct {
 	FilePath string `json:"file_path"`
@@ -99,7 +78,7 @@ return {w, miss};`
 	reg := registry.New()
 	fs.Register(reg)
 	registry.MustAdd(reg, writeTool())
-	m := &recordingModel{Provider: scriptOf(t,
+	m := &recorder{p: scriptOf(t,
 		[]map[string]any{toolCallPart(t, "call_1", "read", map[string]any{"file_path": "notes.txt"})},
 		[]map[string]any{{"text": "Running a program."}, toolCallPart(t, "call_2", "run_code", map[string]any{"code": program, "description": "Copy the notes"})},
 		[]map[string]any{{"text": "Done."}},
@@ -217,7 +196,7 @@ func TestCodeModeRejectedSubCall(t *testing.T) {
 	reg := registry.New()
 	registry.MustAdd(reg, writeTool())
 	program := `try { await tools.write_file({file_path: "x.txt", content: "x"}) } catch (e) { return e.name + " " + e.toolName + ": " + e.message }`
-	m := &recordingModel{Provider: scriptOf(t,
+	m := &recorder{p: scriptOf(t,
 		[]map[string]any{toolCallPart(t, "c1", "run_code", map[string]any{"code": program, "description": "Try a write"})},
 		[]map[string]any{{"text": "ok"}},
 	)}
@@ -303,7 +282,7 @@ func TestCodeModeCancelMidRun(t *testing.T) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		}})
-	m := &recordingModel{Provider: scriptOf(t,
+	m := &recorder{p: scriptOf(t,
 		[]map[string]any{toolCallPart(t, "c1", "run_code", map[string]any{"code": `console.log("waiting"); await tools.wait({})`, "description": "Wait"})},
 		[]map[string]any{{"text": "never"}},
 	)}

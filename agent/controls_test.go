@@ -78,7 +78,8 @@ func find[T acp.Update](us []acp.Update) []T {
 	return out
 }
 
-// recorder records the requests a provider gets.
+// recorder records the requests a provider gets: the one model recorder of
+// the agent tests.
 type recorder struct {
 	p    model.Provider
 	mu   sync.Mutex
@@ -90,6 +91,20 @@ func (r *recorder) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 	r.reqs = append(r.reqs, req)
 	r.mu.Unlock()
 	return r.p.Stream(ctx, req)
+}
+
+// requests returns the requests so far.
+func (r *recorder) requests() []*model.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*model.Request(nil), r.reqs...)
+}
+
+// last returns the messages of the latest request.
+func (r *recorder) last() []model.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reqs[len(r.reqs)-1].Messages
 }
 
 func recordedScript(t *testing.T, js string) *recorder {

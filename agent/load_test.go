@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -62,20 +61,6 @@ func (c *stClient) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.updates)
-}
-
-// stRecorder records the conversation each model request carried.
-type stRecorder struct {
-	p    model.Provider
-	mu   sync.Mutex
-	reqs [][]model.Message
-}
-
-func (r *stRecorder) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	r.mu.Lock()
-	r.reqs = append(r.reqs, slices.Clone(req.Messages))
-	r.mu.Unlock()
-	return r.p.Stream(ctx, req)
 }
 
 // stClock is one fake clock shared by the agent and the store, so event
@@ -295,7 +280,7 @@ func TestLoadedSessionContinues(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			e := newStEnv(t)
 			// The reference: one agent, every turn.
-			ref := &stRecorder{p: stScript(t, stResponses...)}
+			ref := &recorder{p: stScript(t, stResponses...)}
 			a0, c0 := e.agent(ref, acp.ClientCapabilities{})
 			id0 := e.newSession(a0)
 			for _, p := range stPrompts {
@@ -310,7 +295,7 @@ func TestLoadedSessionContinues(t *testing.T) {
 				e.prompt(a1, c1, id, p)
 			}
 			a1.Shutdown()
-			rec := &stRecorder{p: stScript(t, stResponses[6:]...)}
+			rec := &recorder{p: stScript(t, stResponses[6:]...)}
 			a2, c2 := e.agent(rec, acp.ClientCapabilities{})
 			var err error
 			if how == "load" {
@@ -328,7 +313,7 @@ func TestLoadedSessionContinues(t *testing.T) {
 			if len(rec.reqs) != 1 || len(ref.reqs) != 7 {
 				t.Fatalf("requests: %d after the restart, %d in the reference", len(rec.reqs), len(ref.reqs))
 			}
-			if want, got := ref.reqs[6], rec.reqs[0]; !reflect.DeepEqual(want, got) {
+			if want, got := ref.reqs[6].Messages, rec.reqs[0].Messages; !reflect.DeepEqual(want, got) {
 				t.Errorf("the model got a different conversation after %s:\nwant %+v\n got %+v", how, want, got)
 			}
 			s := a2.liveSession(t, id)

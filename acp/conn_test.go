@@ -195,7 +195,9 @@ func TestIDsAreEchoedExactly(t *testing.T) {
 
 func TestOversizedLineIsDiscarded(t *testing.T) {
 	p := newPipePair(t, &fakeAgent{}, &Options{MaxMessageSize: 1024})
-	go p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"pad":"` + strings.Repeat("x", 200_000) + `"}}`)
+	// Written from a goroutine (the pipe blocks until read); an error shows
+	// as a missing answer below, since Fatalf belongs to the test goroutine.
+	go io.WriteString(p.in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"pad":"`+strings.Repeat("x", 200_000)+`"}}`+"\n")
 	if m := p.recv(); m.Error == nil || m.Error.Code != CodeInvalidRequest {
 		t.Fatalf("oversized line: got %+v", m)
 	}

@@ -35,6 +35,7 @@ func boomTool() registry.Tool[boomArgs, string] {
 			switch in.Where {
 			case "nil map":
 				var m map[string]int
+				//lint:ignore SA5000 the panic is the point of this case
 				m["x"]++
 			case "nil panic":
 				panic(nil)

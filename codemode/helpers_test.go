@@ -114,6 +114,7 @@ func testRegistry(t testing.TB) *registry.Registry {
 	return reg
 }
 
+//lint:ignore ST1008 the recorder is a test extra after the usual (value, error) pair
 func runCode(t *testing.T, limits Limits, code string) (Output, error, *recorder) {
 	t.Helper()
 	h := newRecorder(testRegistry(t))

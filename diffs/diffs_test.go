@@ -211,7 +211,7 @@ func TestLineRunesSkipSurrogates(t *testing.T) {
 		t.Fatal("lineRunes refused")
 	}
 	seen := map[rune]bool{}
-	for _, r := range []rune(string(ra)) {
+	for _, r := range string(ra) {
 		if seen[r] {
 			t.Fatalf("rune %U used twice after a string round trip", r)
 		}

@@ -329,7 +329,9 @@ func (p *OpenAI) request(req *Request) openai.ChatCompletionRequest {
 		// OpenAI's reasoning models take max_completion_tokens only.
 		out.MaxCompletionTokens = p.o.MaxTokens
 	} else {
-		out.MaxTokens = p.o.MaxTokens
+		// max_tokens is what DeepSeek, Ollama, vLLM and llama.cpp read; the
+		// newer field is OpenAI's alone.
+		out.MaxTokens = p.o.MaxTokens //lint:ignore SA1019 see above
 	}
 	for _, m := range req.Messages {
 		w := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}

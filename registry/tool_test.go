@@ -71,7 +71,7 @@ func TestSchemaForDerivesFromTags(t *testing.T) {
 		Env   map[string]string `json:"env,omitempty"`
 		Any   any               `json:"any,omitempty"`
 		Skip  string            `json:"-"`
-		plain string
+		plain string            //lint:ignore U1000 an unexported field the schema must skip
 	}
 	raw, err := SchemaFor(jsonType[in]())
 	if err != nil {

@@ -12,12 +12,11 @@ import (
 
 // turnResult is what one prompt turn left on the wire.
 type turnResult struct {
-	session  string
-	reqSeq   int  // the prompt request's entry
-	respSeq  int  // its response's entry; 0 when none came
-	resp     *Msg // nil when none came
-	err      error
-	cancelAt int // the session/cancel entry, 0 when not cancelled
+	session string
+	reqSeq  int  // the prompt request's entry
+	respSeq int  // its response's entry; 0 when none came
+	resp    *Msg // nil when none came
+	err     error
 }
 
 // prompt sends a prompt and waits for its answer; the request id and

@@ -119,3 +119,24 @@ func TestChangeCardLine(t *testing.T) {
 		})
 	}
 }
+
+// Search titles show the pattern (and include) as inline code.
+func TestSearchTitles(t *testing.T) {
+	e := newEnv(t, nil)
+	tests := []struct {
+		tool string
+		args args
+		want string
+	}{
+		{"grep", args{"pattern": "a_b*c"}, "Grep `a_b*c`"},
+		{"grep", args{"pattern": "x", "path": "src", "include": "*.go"}, "Grep `x` in src (`*.go`)"},
+		{"grep", args{"pattern": "`tick`"}, "Grep `` `tick` ``"},
+		{"glob", args{"pattern": "**/*.md"}, "Glob `**/*.md`"},
+	}
+	for _, tt := range tests {
+		card, ok := e.scope.Get(tt.tool).PresentCall(e.call(tt.tool, tt.args).Args).(registry.GenericCard)
+		if !ok || card.Title != tt.want {
+			t.Errorf("%s %v: title %q, want %q", tt.tool, tt.args, card.Title, tt.want)
+		}
+	}
+}

@@ -188,7 +188,7 @@ func TestNewSessionControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Modes == nil || resp.Modes.CurrentModeID != ModeAcceptEdits || len(resp.Modes.AvailableModes) != 4 {
+	if resp.Modes == nil || resp.Modes.CurrentModeID != ModeAcceptEdits || len(resp.Modes.AvailableModes) != 3 { // no bypass without the opt-in
 		t.Errorf("modes = %+v", resp.Modes)
 	}
 	if len(resp.ConfigOptions) != 3 || resp.ConfigOptions[2].ID != "tools_mode" || resp.ConfigOptions[2].CurrentValue != "native" || resp.ConfigOptions[0].Category != "mode" || resp.ConfigOptions[0].CurrentValue != ModeAcceptEdits ||
@@ -221,10 +221,14 @@ func TestNewSessionControls(t *testing.T) {
 			}
 			return err
 		}, ModePlan, false},
-		{"legacy set_mode bypass", func() error {
+		{"legacy set_mode accept-edits", func() error {
+			_, err := a.SetSessionMode(t.Context(), &acp.SetModeRequest{SessionID: resp.SessionID, ModeID: ModeAcceptEdits})
+			return err
+		}, ModeAcceptEdits, false},
+		{"bypass is not offered", func() error {
 			_, err := a.SetSessionMode(t.Context(), &acp.SetModeRequest{SessionID: resp.SessionID, ModeID: ModeBypass})
 			return err
-		}, ModeBypass, false},
+		}, "", true},
 		{"unknown mode", func() error {
 			_, err := a.SetSessionMode(t.Context(), &acp.SetModeRequest{SessionID: resp.SessionID, ModeID: "yolo"})
 			return err
@@ -283,7 +287,7 @@ func TestModeGate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
 			r := &ran{}
-			a, c, sid := newTestSession(t, Options{Registry: testRegistry(t, r), Model: recordedScript(t, turn)})
+			a, c, sid := newTestSession(t, Options{Registry: testRegistry(t, r), Model: recordedScript(t, turn), OfferBypass: true})
 			if _, err := a.SetSessionMode(t.Context(), &acp.SetModeRequest{SessionID: sid, ModeID: tc.mode}); err != nil {
 				t.Fatal(err)
 			}
@@ -622,4 +626,56 @@ func TestControlsFoldFromTheLog(t *testing.T) {
 	if fresh.ctl.mode != ModeBypass || fresh.ctl.model != "m/b" || fresh.ctl.title != "Refactor the parser" {
 		t.Errorf("folded: %+v", fresh.ctl)
 	}
+}
+
+// Bypass is in the picker only when opted in, or while it is the current
+// mode (reached by /mode); the picker cannot choose it otherwise, so Zed's
+// re-applied last pick cannot bring it back to a new session.
+func TestBypassOptIn(t *testing.T) {
+	hasBypass := func(opts []acp.ConfigOption) bool {
+		for _, o := range opts[0].Options {
+			if o.Value == ModeBypass {
+				return true
+			}
+		}
+		return false
+	}
+	pick := func(a *Agent, sid string) error {
+		_, err := a.SetSessionConfigOption(t.Context(), &acp.SetConfigOptionRequest{SessionID: sid, ConfigID: "mode", Value: json.RawMessage(`"bypass"`)})
+		return err
+	}
+	t.Run("opted in", func(t *testing.T) {
+		a, _, _ := newTestSession(t, Options{OfferBypass: true})
+		resp, err := a.NewSession(t.Context(), &acp.NewSessionRequest{Cwd: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasBypass(resp.ConfigOptions) || len(resp.Modes.AvailableModes) != 4 {
+			t.Errorf("bypass not offered: %+v", resp.ConfigOptions[0].Options)
+		}
+		if err := pick(a, resp.SessionID); err != nil {
+			t.Errorf("picking bypass: %v", err)
+		}
+	})
+	t.Run("default", func(t *testing.T) {
+		a, c, sid := newTestSession(t, Options{})
+		if err := pick(a, sid); err == nil {
+			t.Fatal("the picker chose bypass without the opt-in")
+		}
+		if got := prompt(t, a, sid, "/mode bypass"); got != acp.StopEndTurn {
+			t.Fatalf("/mode bypass: %s", got)
+		}
+		opts := find[acp.ConfigOptionUpdate](c.take())
+		if len(opts) != 1 || opts[0].ConfigOptions[0].CurrentValue != ModeBypass || !hasBypass(opts[0].ConfigOptions) {
+			t.Errorf("after /mode bypass the picker lacks its current value: %+v", opts)
+		}
+		// A new session (where Zed re-applies the last pick) still refuses it.
+		resp, err := a.NewSession(t.Context(), &acp.NewSessionRequest{Cwd: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hasBypass(resp.ConfigOptions) || pick(a, resp.SessionID) == nil {
+			t.Errorf("a new session offers or takes bypass: %+v", resp.ConfigOptions[0].Options)
+		}
+	})
 }

@@ -23,10 +23,13 @@ type Session struct {
 	cwd   string
 	roots []string
 	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
-	scope *registry.Scope
-	pipe  *pipeline.Pipeline
-	files *Files    // tools' file access and read-tracking (files.go)
-	code  *codeMode // tools mode and run_code (codemode.go)
+	// zeroLines: the client reads card lines 0-based (mapping.ZeroBasedLines
+	// of its clientInfo), snapshotted with caps.
+	zeroLines bool
+	scope     *registry.Scope
+	pipe      *pipeline.Pipeline
+	files     *Files    // tools' file access and read-tracking (files.go)
+	code      *codeMode // tools mode and run_code (codemode.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -54,7 +57,10 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
-	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput(), Replay: replay})
+	a.mu.Lock()
+	s.zeroLines = mapping.ZeroBasedLines(a.info)
+	a.mu.Unlock()
+	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:     []pipeline.Gate{s.modeGate}, // modeGate consults permissionGate
 		Observers: []pipeline.Observer{s.observePlan},
@@ -65,6 +71,11 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		Logger:     a.log.With("session", id),
 	})
 	return s
+}
+
+// mappingOptions is how this session's events render for its client.
+func (s *Session) mappingOptions(replay bool) mapping.Options {
+	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Replay: replay, ZeroBasedLines: s.zeroLines}
 }
 
 // emit appends an event, applies it and sends its updates: the one live

@@ -118,6 +118,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		Models:          models,
 		DefaultModel:    def,
 		PermissionMode:  cfg.permissionMode,
+		OfferBypass:     cfg.offerBypass,
 		ToolsMode:       codemode.Mode(cfg.toolsMode),
 	}
 	if cfg.stateDir != "" {

@@ -539,8 +539,9 @@ func TestPromptContent(t *testing.T) {
 		images    bool
 		blocks    []acp.ContentBlock
 		want      []string // substrings of the text the model gets
-		wantImgs  int
-		wantError string
+		wantImgs   int
+		wantError  string
+		wantNotice string // in the agent text of the turn
 	}{
 		{name: "file link read into context", blocks: []acp.ContentBlock{acp.TextBlock("see"), {Type: "resource_link", Name: "notes.txt", URI: "file://" + file}},
 			want: []string{"see", `<resource uri="file://` + file, "line one\nline two"}},
@@ -554,8 +555,8 @@ func TestPromptContent(t *testing.T) {
 			want: []string{`truncated="first 256 KiB"`}},
 		{name: "embedded resource", blocks: []acp.ContentBlock{{Type: "resource", Resource: &acp.EmbeddedResource{URI: "file:///x.go", Text: &text}}},
 			want: []string{`<resource uri="file:///x.go">`, "embedded body"}},
-		{name: "image refused without a vision model", blocks: []acp.ContentBlock{acp.TextBlock("look"), {Type: "image", MimeType: "image/png", Data: blob}},
-			wantError: "does not accept images"},
+		{name: "image left out for a text-only model, the text sent", blocks: []acp.ContentBlock{acp.TextBlock("look"), {Type: "image", MimeType: "image/png", Data: blob}},
+			want: []string{"look", "[image 1 left out: the model m does not read images]"}, wantNotice: "does not read images, so the image was left out"},
 		{name: "image passed to a vision model", images: true, blocks: []acp.ContentBlock{acp.TextBlock("look"), {Type: "image", MimeType: "image/png", Data: blob}},
 			want: []string{"look"}, wantImgs: 1},
 		{name: "audio refused", blocks: []acp.ContentBlock{{Type: "audio", MimeType: "audio/wav", Data: "AAAA"}}, wantError: "audio content is not supported"},
@@ -563,7 +564,7 @@ func TestPromptContent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := recordedScript(t, `{"responses":[{"parts":[{"text":"ok"}]}]}`)
-			a, _, sid := newTestSession(t, Options{Models: []ModelChoice{{ID: "m", Name: "m", Provider: rec, Images: tc.images}}})
+			a, c, sid := newTestSession(t, Options{Models: []ModelChoice{{ID: "m", Name: "m", Provider: rec, Images: tc.images}}})
 			_, err := a.Prompt(t.Context(), &acp.PromptRequest{SessionID: sid, Prompt: tc.blocks})
 			if tc.wantError != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
@@ -582,6 +583,9 @@ func TestPromptContent(t *testing.T) {
 			}
 			if len(user.Images) != tc.wantImgs {
 				t.Errorf("%d images, want %d", len(user.Images), tc.wantImgs)
+			}
+			if tc.wantNotice != "" && !strings.Contains(messageText(c.take()), tc.wantNotice) {
+				t.Errorf("no notice %q", tc.wantNotice)
 			}
 		})
 	}

@@ -165,7 +165,7 @@ func (s *Session) stopTurn(cause error) {
 
 // prompt runs one turn to its stop reason.
 func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, error) {
-	text, images, err := s.promptContent(blocks)
+	text, images, dropped, err := s.promptContent(blocks)
 	if err != nil {
 		return "", err
 	}
@@ -196,6 +196,9 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 	raw, _ := json.Marshal(blocks)
 	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images}))
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
+	if dropped > 0 {
+		s.notice(ctx, s.droppedImagesNotice(dropped))
+	}
 	reason := s.turn(tctx, text) // commands.go: slash commands, else run
 	if tctx.Err() != nil {
 		reason = acp.StopCancelled

@@ -199,21 +199,29 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 	if dropped > 0 {
 		s.notice(ctx, s.droppedImagesNotice(dropped))
 	}
-	reason := s.turn(tctx, text) // commands.go: slash commands, else run
+	reason, failure := s.turn(tctx, text) // commands.go: slash commands, else run
 	if tctx.Err() != nil {
-		reason = acp.StopCancelled
+		reason, failure = acp.StopCancelled, nil
 	}
 	s.closeOpen(ctx, true, "ABORTED", "tool call aborted", "tool call aborted before it started")
-	s.emit(ctx, session.New(session.TurnEnd{Turn: turn, StopReason: string(reason)}))
+	end := session.TurnEnd{Turn: turn, StopReason: string(reason)}
+	if failure != nil {
+		end.Error = failure.Message
+	}
+	s.emit(ctx, session.New(end))
+	if failure != nil {
+		return "", failure // failure.go
+	}
 	return reason, nil
 }
 
 // run is the turn loop: model, tools, results back to the model, until the
-// model answers without calling a tool.
-func (s *Session) run(ctx context.Context, text string) acp.StopReason {
+// model answers without calling a tool. A failed model request fails the
+// turn (failure.go).
+func (s *Session) run(ctx context.Context, text string) (acp.StopReason, *acp.Error) {
 	if s.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
-		return acp.StopEndTurn
+		return acp.StopEndTurn, nil
 	}
 	// The prompt enters the model's context (state.apply), live and on load.
 	s.emit(ctx, session.New(session.UserContext{}))
@@ -226,33 +234,33 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 			// refused by OpenAI-compatible APIs on the next request.
 			msg.ToolCalls = nil
 			s.commit(msg)
-			return acp.StopCancelled
+			return acp.StopCancelled, nil
 		}
 		if err != nil {
 			s.a.log.Warn("model request failed", "session", s.id, "err", err)
-			s.notice(ctx, fmt.Sprintf("\n\n[Model request failed: %v]\n\n", err))
-			return acp.StopEndTurn
+			return acp.StopEndTurn, promptError(err)
 		}
 		s.commit(msg)
 		if len(msg.ToolCalls) == 0 {
 			switch finish {
 			case model.FinishLength:
-				return acp.StopMaxTokens
+				return acp.StopMaxTokens, nil
 			case model.FinishContentFilter:
-				return acp.StopRefusal
+				return acp.StopRefusal, nil
 			}
-			return acp.StopEndTurn
+			return acp.StopEndTurn, nil
 		}
 		// Each result enters the context as it is logged (state.apply).
 		s.runTools(ctx, msg.ToolCalls)
 		if ctx.Err() != nil {
-			return acp.StopCancelled
+			return acp.StopCancelled, nil
 		}
 		if finish == model.FinishLength {
-			return acp.StopMaxTokens
+			return acp.StopMaxTokens, nil
 		}
 	}
-	return acp.StopMaxTurnRequests
+	s.notice(ctx, maxTurnNotice(s.a.o.MaxTurnRequests))
+	return acp.StopMaxTurnRequests, nil
 }
 
 // commit logs a complete model response; applying it adds it to the context.

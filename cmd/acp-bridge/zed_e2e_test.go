@@ -384,3 +384,34 @@ func TestBinaryMissingKeyIsAnError(t *testing.T) {
 		t.Errorf("the failure was also sent as text: %v", c.updates("agent_message_chunk"))
 	}
 }
+
+// request is call for a request that may fail: the error, if any, is
+// returned instead of failing the test.
+func (c *rpcClient) request(method string, params any) (map[string]any, *rpcError) {
+	c.t.Helper()
+	c.nextID++
+	id := c.nextID
+	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	for c.out.Scan() {
+		var msg struct {
+			ID     any            `json:"id"`
+			Method string         `json:"method"`
+			Params map[string]any `json:"params"`
+			Result map[string]any `json:"result"`
+			Error  *rpcError      `json:"error"`
+		}
+		if err := json.Unmarshal(c.out.Bytes(), &msg); err != nil {
+			c.t.Fatalf("stdout line is not JSON-RPC: %q", c.out.Text())
+		}
+		switch {
+		case msg.Method == "session/update":
+			c.notes = append(c.notes, msg.Params)
+		case msg.Method != "" && msg.ID != nil:
+			c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32601, "message": "not offered"}})
+		case msg.ID == float64(id):
+			return msg.Result, msg.Error
+		}
+	}
+	c.t.Fatalf("the bridge closed stdout while %s was pending: %v", method, c.out.Err())
+	return nil, nil
+}

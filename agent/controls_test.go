@@ -535,10 +535,10 @@ func TestPromptContent(t *testing.T) {
 	blob := "iVBORw0KGgo="
 
 	tests := []struct {
-		name      string
-		images    bool
-		blocks    []acp.ContentBlock
-		want      []string // substrings of the text the model gets
+		name       string
+		images     bool
+		blocks     []acp.ContentBlock
+		want       []string // substrings of the text the model gets
 		wantImgs   int
 		wantError  string
 		wantNotice string // in the agent text of the turn

@@ -683,3 +683,42 @@ func TestBypassOptIn(t *testing.T) {
 		}
 	})
 }
+
+// After a refusal the editor drops the user's message from its thread
+// (Zed does): the model's context drops the whole turn too, live and when
+// the log is folded again.
+func TestRefusalLeavesTheContext(t *testing.T) {
+	rec := recordedScript(t, `{"responses":[
+		{"parts":[{"text":"first answer"}]},
+		{"parts":[{"tool_call":{"name":"look"}}]},
+		{"parts":[{"text":"I can't help with that."}],"finish":"content_filter"},
+		{"parts":[{"text":"third answer"}]}]}`)
+	a, _, sid := newTestSession(t, Options{Registry: testRegistry(t, &ran{}), Model: rec})
+	for _, p := range []struct {
+		text string
+		want acp.StopReason
+	}{{"one", acp.StopEndTurn}, {"refused", acp.StopRefusal}, {"three", acp.StopEndTurn}} {
+		if got := prompt(t, a, sid, p.text); got != p.want {
+			t.Fatalf("%s: stop %s, want %s", p.text, got, p.want)
+		}
+	}
+	last := rec.reqs[len(rec.reqs)-1].Messages
+	var roles []string
+	for _, m := range last[1:] { // after the system prompt
+		roles = append(roles, string(m.Role)+":"+m.Content)
+		if strings.Contains(m.Content, "refused") || strings.Contains(m.Content, "can't help") || m.Role == model.RoleTool {
+			t.Errorf("the refused turn is still in the context: %+v", m)
+		}
+	}
+	if got := strings.Join(roles, " | "); got != "user:one | assistant:first answer | user:three" {
+		t.Errorf("context = %s", got)
+	}
+	s := a.liveSession(t, sid)
+	fresh := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	for _, ev := range s.log.Events() {
+		fresh.apply(ev)
+	}
+	if len(fresh.history) != len(s.history()) || len(fresh.history) != 4 {
+		t.Errorf("folded history has %d messages, live %d, want 4", len(fresh.history), len(s.history()))
+	}
+}

@@ -2,11 +2,13 @@ package agent
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/mcpclient/mcptest"
+	"github.com/acp-bridge/acp-bridge/tools/bash"
 )
 
 // session/load of a session live on this connection replays it again and
@@ -139,4 +141,34 @@ func (e *stEnv) agentWith(o Options, caps acp.ClientCapabilities) (*Agent, *stCl
 	a, c := e.agent(nil, caps)
 	a.o.Models = o.Models
 	return a, c
+}
+
+// A command cancelled mid-run shows, after a reload, the output it printed
+// before the cancel, as its live card did: the result stores it.
+func TestReplayShowsACancelledCommandsOutput(t *testing.T) {
+	caps := acp.ClientCapabilities{Meta: acp.Meta{"terminal_output": true}}
+	e := newStEnv(t)
+	e.tools = bash.Register
+	a1, c1 := e.agent(stScript(t,
+		`{"parts":[{"tool_call":{"id":"sh1","name":"bash","arguments":{"command":"echo started-work; sleep 30"}}}]}`), caps)
+	id := e.newSession(a1)
+	go func() {
+		// The output, not the card's title: JSON writes its newline as \n.
+		for !slices.ContainsFunc(c1.since(0), func(u string) bool { return strings.Contains(u, `started-work\n`) }) {
+			time.Sleep(time.Millisecond)
+		}
+		a1.Cancel(t.Context(), &acp.CancelNotification{SessionID: id})
+	}()
+	if stop := e.promptStop(a1, id, "run it"); stop != acp.StopCancelled {
+		t.Fatalf("stop = %s", stop)
+	}
+	a1.Shutdown()
+	a2, c2 := e.agent(stScript(t), caps)
+	if _, err := a2.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: id, Cwd: e.cwd, McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	card := fold(t, content(c2.since(0))).Cards["sh1"]
+	if card == nil || card.Status != "failed" || !strings.Contains(card.Terminal, "started-work") {
+		t.Errorf("the cancelled command's card after replay: %+v", card)
+	}
 }

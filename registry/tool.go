@@ -166,7 +166,16 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		}
 		out, err := t.Run(ctx, c, in)
 		if err != nil {
-			return Result{}, err
+			// A body that failed part way (a cancelled command) may still
+			// have display data: what it printed before it stopped is
+			// stored, so a replay shows what the live card showed.
+			var r Result
+			if t.Meta != nil {
+				if m := t.Meta(in, out); m != nil {
+					r.Meta, _ = json.Marshal(m)
+				}
+			}
+			return r, err
 		}
 		if outSchema != nil {
 			if err := outSchema.check(out); err != nil {

@@ -255,7 +255,7 @@ func (s *Session) cmdTools(ctx context.Context, _ string) acp.StopReason {
 		desc, _, _ := strings.Cut(d.Description, ". ")
 		desc = strings.TrimSuffix(desc, ".")
 		fmt.Fprintf(&b, "\n- `%s`: %s", d.Name, desc)
-		if ReadOnly(d, []byte("{}")) {
+		if d.Facts.ReadOnly {
 			b.WriteString(" (read-only)")
 		}
 	}

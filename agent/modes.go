@@ -243,45 +243,14 @@ var (
 	_ acp.ConfigOptionSetter = (*Agent)(nil)
 )
 
-// ReadOnly reports whether a call only looks: its tool presents it as a
-// read, search, fetch or think card. Anything else (edits, commands, tools
-// without a presenter) may change something.
-func ReadOnly(d *registry.Def, args json.RawMessage) bool {
-	switch k := viewKind(d, args); k {
-	case acp.KindRead, acp.KindSearch, acp.KindFetch, acp.KindThink:
-		return true
-	}
-	return false
-}
-
-// isEdit reports whether a call changes files, as accept-edits understands it.
-func isEdit(d *registry.Def, args json.RawMessage) bool {
-	switch viewKind(d, args) {
-	case acp.KindEdit, acp.KindDelete, acp.KindMove:
-		return true
-	}
-	return false
-}
-
-func viewKind(d *registry.Def, args json.RawMessage) acp.ToolKind {
-	switch v := d.PresentCall(args).(type) {
-	case registry.DiffCard:
-		return acp.KindEdit
-	case registry.TerminalCard:
-		return acp.KindExecute
-	case registry.GenericCard:
-		return acp.ToolKind(v.Kind)
-	}
-	return acp.KindOther
-}
-
-// modeGate applies the permission mode, read at the moment of the call. In
-// plan mode it denies whatever is not read-only; otherwise it decides
-// whether the tool's own approval request (permissionGate) is put to the user.
+// modeGate applies the permission mode, read at the moment of the call, to
+// what the tool declares it is (registry.Facts). In plan mode it denies
+// whatever is not read-only; otherwise it decides whether the tool's own
+// approval request (permissionGate) is put to the user.
 func (s *Session) modeGate(ctx context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
 	switch s.mode() {
 	case ModePlan:
-		if !ReadOnly(d, c.Args) {
+		if !d.Facts.ReadOnly {
 			return pipeline.Decision{Kind: pipeline.Deny, Reason: fmt.Sprintf(
 				"tool %q was not run: the session is in plan mode, where only read-only tools run. "+
 					"Finish the plan (todo_write) and ask the user to switch modes to carry it out", d.Name)}
@@ -289,7 +258,7 @@ func (s *Session) modeGate(ctx context.Context, d *registry.Def, c *registry.Cal
 	case ModeBypass:
 		return pipeline.Decision{Kind: pipeline.Allow}
 	case ModeAcceptEdits:
-		if isEdit(d, c.Args) {
+		if d.Facts.Edits {
 			return pipeline.Decision{Kind: pipeline.Allow}
 		}
 	}

@@ -126,6 +126,7 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 	opts := o.withDefaults()
 	return registry.Tool[Args, Outcome]{
 		Name:        "bash",
+		Facts:       registry.Facts{Kind: "execute"},
 		Description: description,
 		Parameters: []byte(`{"type":"object","properties":{` +
 			`"command":{"type":"string","minLength":1,"description":"The command line, run with bash -c"},` +

@@ -187,7 +187,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
-	s.startMCP(ctx, req.McpServers) // bounded; see MCPStartTimeout
+	s.mcp.start(ctx, req.McpServers) // bounded; see MCPStartTimeout
 	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
 	s.announceAfterReply(ctx)
 	modes, opts := s.Controls()

@@ -45,10 +45,10 @@ func newCodeMode(s *Session, mode codemode.Mode) *codeMode {
 	return c
 }
 
-func (c *codeMode) get() codemode.Mode { return codemode.Mode(c.s.scope.Mode()) }
+func (c *codeMode) get() codemode.Mode { return c.s.scope.Mode() }
 
 func (c *codeMode) set(m codemode.Mode) {
-	if err := c.s.scope.SetMode(registry.Mode(m)); err != nil {
+	if err := c.s.scope.SetMode(m); err != nil {
 		c.s.a.log.Error("tools mode not set", "session", c.s.id, "mode", m, "err", err)
 	}
 }

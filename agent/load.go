@@ -65,7 +65,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 		if err := live.replay(ctx); err != nil {
 			return nil, err
 		}
-		live.startMCP(ctx, req.McpServers)
+		live.mcp.start(ctx, req.McpServers)
 		a.log.Info("live session loaded again", "session", live.id, "events", live.log.Len())
 		modes, opts := live.Controls()
 		return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
@@ -185,7 +185,7 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	// Like session/new: the command catalog once the response is out (the
 	// first prompt waits for it), and the editor's MCP servers.
 	s.announceAfterReply(ctx)
-	s.startMCP(ctx, servers)
+	s.mcp.start(ctx, servers)
 	return s, nil
 }
 

@@ -43,7 +43,7 @@ type Session struct {
 	done    chan struct{} // closed when the running turn ends
 
 	ready chan struct{} // closed once the session is announced (commands.go)
-	mcp   mcpServers    // the editor's MCP servers (mcp.go)
+	mcp   *mcpServers   // the editor's MCP servers (mcp.go)
 }
 
 // newSession builds a session over lg; replay says whether its translator
@@ -53,6 +53,9 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
+		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
+		noticed: func(text string) { s.notice(context.Background(), text) }}
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
 	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput(), Replay: replay})
 	s.pipe = pipeline.New(&pipeline.Options{
@@ -133,7 +136,7 @@ func (s *Session) cancel() {
 // tools the editor is gone (no grace periods).
 func (s *Session) close(cause error) {
 	s.stopTurn(cause)
-	s.stopMCP()
+	s.mcp.stop()
 	if err := s.log.Close(); err != nil {
 		s.a.log.Warn("closing the session log failed", "session", s.id, "err", err)
 	}

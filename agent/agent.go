@@ -71,7 +71,7 @@ type Agent struct {
 
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
-	sessions map[string]*Session
+	sessions map[string]*conversation
 	shutdown bool // no sessions after Shutdown: their servers would outlive it
 }
 
@@ -103,7 +103,7 @@ func New(client acp.Client, o Options) *Agent {
 	if o.NewID == nil {
 		o.NewID = randomID
 	}
-	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*Session{}}
+	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*conversation{}}
 }
 
 func randomID() string {
@@ -194,7 +194,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	return &acp.NewSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
 }
 
-func (a *Agent) session(id string) (*Session, error) {
+func (a *Agent) session(id string) (*conversation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]
@@ -239,7 +239,7 @@ func (a *Agent) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) 
 
 // forget takes a session out of the live ones, returning it (nil if it was
 // not live). Whoever forgets a session closes it.
-func (a *Agent) forget(id string) *Session {
+func (a *Agent) forget(id string) *conversation {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]
@@ -252,11 +252,11 @@ func (a *Agent) forget(id string) *Session {
 // process is exiting).
 func (a *Agent) Shutdown() {
 	a.mu.Lock()
-	ss := make([]*Session, 0, len(a.sessions))
+	ss := make([]*conversation, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		ss = append(ss, s)
 	}
-	a.sessions = map[string]*Session{}
+	a.sessions = map[string]*conversation{}
 	a.shutdown = true
 	a.mu.Unlock()
 	var wg sync.WaitGroup

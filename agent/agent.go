@@ -1,7 +1,9 @@
 // Package agent is the ACP agent: sessions, the prompt turn loop,
 // cancellation and stop reasons, and permission decisions. It appends what
-// happens to each session's log and sends what package mapping makes of it;
-// it never formats a wire message by hand.
+// happens to each session's log, folds every event into the session's state
+// (state.go: apply is the state's only writer, live and on load alike), and
+// sends what package mapping makes of it; it never formats a wire message by
+// hand. docs/DESIGN.md describes the whole.
 package agent
 
 import (

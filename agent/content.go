@@ -29,7 +29,7 @@ const linkedFileMax = 256 << 10
 //     when any configured model does, so a session may be on a text-only
 //     one: its images are left out (named in the text) and counted in
 //     dropped, for a notice; the text still goes.
-func (s *Session) promptContent(blocks []acp.ContentBlock) (text string, images []int, dropped int, err error) {
+func (s *conversation) promptContent(blocks []acp.ContentBlock) (text string, images []int, dropped int, err error) {
 	var b strings.Builder
 	// images: indexes of the blocks whose image goes with the text
 	acceptsImages := false
@@ -71,7 +71,7 @@ func (s *Session) promptContent(blocks []acp.ContentBlock) (text string, images 
 }
 
 // droppedImagesNotice tells the user the model did not get their images.
-func (s *Session) droppedImagesNotice(n int) string {
+func (s *conversation) droppedImagesNotice(n int) string {
 	what := "the image was"
 	if n > 1 {
 		what = fmt.Sprintf("%d images were", n)
@@ -79,7 +79,7 @@ func (s *Session) droppedImagesNotice(n int) string {
 	return fmt.Sprintf("The model %s does not read images, so %s left out; it got the text. Choose a model that reads images with /model.", s.modelName(), what)
 }
 
-func (s *Session) modelName() string {
+func (s *conversation) modelName() string {
 	if m := s.currentModel(); m != nil {
 		return m.ID
 	}

@@ -251,7 +251,9 @@ func TestBinaryRightInZed(t *testing.T) {
 		step(toolCall("c_write", "write", `{"file_path":"main.go","content":"package main\n\nfunc main() {\n\tprintln(1)   \n}\n"}`)),
 		// Written against the text as saved (spaces): not stale.
 		step(toolCall("c_edit", "edit", `{"file_path":"main.go","old_string":"    println(1)","new_string":"    println(2)"}`)),
-		step(toolCall("c_bash", "bash", `{"command":"head -c 200000 /dev/zero | tr '\\0' x","description":"Print a lot"}`)),
+		// Output in bursts larger than one update, far enough apart that
+		// each gets its own.
+		step(toolCall("c_bash", "bash", `{"command":"for i in 1 2 3; do head -c 40000 /dev/zero | tr '\\0' x; sleep 0.2; done","description":"Print a lot"}`)),
 		func(w http.ResponseWriter, _ map[string]any) {
 			sseWrite(w, 64, delta(`{"content":"Done."}`, "stop"))
 		},

@@ -252,6 +252,8 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 			case model.FinishLength:
 				return acp.StopMaxTokens, nil
 			case model.FinishContentFilter:
+				// The turn's end drops it from the context (state.apply).
+				s.a.log.Info("the model refused; the turn leaves the model's context", "session", s.id)
 				return acp.StopRefusal, nil
 			}
 			return acp.StopEndTurn, nil

@@ -249,8 +249,11 @@ func TestBinaryRightInZed(t *testing.T) {
 		step(toolCall("c_missing", "read", `{"file_path":"missing.txt"}`)),
 		step(toolCall("c_read", "read", `{"file_path":"notes.txt","offset":3,"limit":2}`)),
 		step(toolCall("c_write", "write", `{"file_path":"main.go","content":"package main\n\nfunc main() {\n\tprintln(1)   \n}\n"}`)),
-		// Written against the text as saved (spaces): not stale.
-		step(toolCall("c_edit", "edit", `{"file_path":"main.go","old_string":"    println(1)","new_string":"    println(2)"}`)),
+		// Written against the text as saved (spaces): not stale. It adds
+		// a tab, which the editor reformats again...
+		step(toolCall("c_edit", "edit", `{"file_path":"main.go","old_string":"    println(1)","new_string":"    println(1)\n\tprintln(2)"}`)),
+		// ...and the second edit, against that saved text, succeeds too.
+		step(toolCall("c_edit2", "edit", `{"file_path":"main.go","old_string":"    println(2)","new_string":"    println(3)"}`)),
 		// Output in bursts larger than one update, far enough apart that
 		// each gets its own.
 		step(toolCall("c_bash", "bash", `{"command":"for i in 1 2 3; do head -c 40000 /dev/zero | tr '\\0' x; sleep 0.2; done","description":"Print a lot"}`)),
@@ -315,15 +318,21 @@ func TestBinaryRightInZed(t *testing.T) {
 	if got := toolResultIn(m.reqs[3], "c_write"); !strings.Contains(got, "the editor changed the file") {
 		t.Errorf("the model was not told about the reformat: %q", got)
 	}
-	if got := toolResultIn(m.reqs[4], "c_edit"); !strings.Contains(got, "updated successfully") {
-		t.Errorf("the edit after a reformatting write: %q", got)
+	for i, id := range []string{"c_edit", "c_edit2"} {
+		if got := toolResultIn(m.reqs[4+i], id); !strings.Contains(got, "updated successfully") {
+			t.Errorf("edit %d after a reformatting write: %q", i+1, got)
+		}
 	}
-	if b, _ := os.ReadFile(mainGo); string(b) != "package main\n\nfunc main() {\n    println(2)\n}\n" {
+	if got := toolResultIn(m.reqs[4], "c_edit"); !strings.Contains(got, "the editor changed the file") {
+		t.Errorf("the model was not told about the edit's reformat: %q", got)
+	}
+	if b, _ := os.ReadFile(mainGo); string(b) != "package main\n\nfunc main() {\n    println(1)\n    println(3)\n}\n" {
 		t.Errorf("main.go = %q", b)
 	}
-	edit := c.card("c_edit")
-	if len(edit) == 0 || !hasLocationLine(edit[len(edit)-1], mainGo, 3) {
-		t.Errorf("edit's final update: %v, want the first changed line (row 3)", edit)
+	// The second edit changed line 5 (row 4), and its card says so.
+	edit := c.card("c_edit2")
+	if len(edit) == 0 || !hasLocationLine(edit[len(edit)-1], mainGo, 4) {
+		t.Errorf("edit's final update: %v, want the first changed line (row 4)", edit)
 	}
 
 	// Terminal output: updates of at most 16 KiB of data, each line well

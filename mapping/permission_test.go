@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/acp-bridge/acp-bridge/acp"
 )
 
 func TestOptionName(t *testing.T) {
@@ -22,6 +24,24 @@ func TestOptionName(t *testing.T) {
 		}
 		if n := utf8.RuneCountInString(got); n > MaxOptionName {
 			t.Errorf("OptionName(%q) has %d runes", tt.in, n)
+		}
+	}
+}
+
+func TestZeroBasedLines(t *testing.T) {
+	tests := []struct {
+		info *acp.Implementation
+		want bool
+	}{
+		{nil, false},
+		{&acp.Implementation{Name: "zed", Version: "0.300.0", Title: "Zed Preview"}, true},
+		{&acp.Implementation{Name: "Zed"}, true},
+		{&acp.Implementation{Name: "zed-like-editor"}, false},
+		{&acp.Implementation{Name: "neovim"}, false},
+	}
+	for _, tt := range tests {
+		if got := ZeroBasedLines(tt.info); got != tt.want {
+			t.Errorf("ZeroBasedLines(%+v) = %v, want %v", tt.info, got, tt.want)
 		}
 	}
 }

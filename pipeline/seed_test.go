@@ -163,9 +163,11 @@ type countOut struct {
 
 func countDef(t testing.TB) *registry.Def {
 	d, err := registry.Define(registry.Tool[args, countOut]{Name: "count",
-		Run:    func(context.Context, *registry.Call, args) (countOut, error) { return countOut{State: "ok", N: 1}, nil },
-		Render: func(in args, o countOut) []registry.Content { return []registry.Content{registry.Text(in.X + ":" + o.State)} },
-		Meta:   func(_ args, o countOut) any { return map[string]int{"n": o.N} },
+		Run: func(context.Context, *registry.Call, args) (countOut, error) { return countOut{State: "ok", N: 1}, nil },
+		Render: func(in args, o countOut) []registry.Content {
+			return []registry.Content{registry.Text(in.X + ":" + o.State)}
+		},
+		Meta: func(_ args, o countOut) any { return map[string]int{"n": o.N} },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -279,10 +281,14 @@ func TestShortCircuitIsNormalized(t *testing.T) {
 // observers are added to a live pipeline and removed by the function the
 // add returns; each call runs with the stages it started with.
 func TestLiveStages(t *testing.T) {
-	deny := func(context.Context, *registry.Def, *registry.Call) Decision { return Decision{Kind: Deny, Reason: "gate"} }
+	deny := func(context.Context, *registry.Def, *registry.Call) Decision {
+		return Decision{Kind: Deny, Reason: "gate"}
+	}
 	guard := func(context.Context, *registry.Def, *registry.Call) string { return "guard" }
 	mw := func(*registry.Def, Next) Next {
-		return func(context.Context, *registry.Call) registry.Result { return registry.Result{Content: []registry.Content{registry.Text("mw")}} }
+		return func(context.Context, *registry.Call) registry.Result {
+			return registry.Result{Content: []registry.Content{registry.Text("mw")}}
+		}
 	}
 	post := func(context.Context, *registry.Def, *registry.Call, registry.Result) PostDecision {
 		return PostDecision{Kind: Accept, Content: []registry.Content{registry.Text("post")}}
@@ -351,8 +357,14 @@ func TestLiveStages(t *testing.T) {
 	})
 	t.Run("added gates run after the options' gates", func(t *testing.T) {
 		var order []string
-		p := New(&Options{Gates: []Gate{func(context.Context, *registry.Def, *registry.Call) Decision { order = append(order, "opt"); return Decision{} }}})
-		p.AddGate(func(context.Context, *registry.Def, *registry.Call) Decision { order = append(order, "added"); return Decision{} })
+		p := New(&Options{Gates: []Gate{func(context.Context, *registry.Def, *registry.Call) Decision {
+			order = append(order, "opt")
+			return Decision{}
+		}}})
+		p.AddGate(func(context.Context, *registry.Def, *registry.Call) Decision {
+			order = append(order, "added")
+			return Decision{}
+		})
 		p.Execute(t.Context(), newDef(t, registry.Tool[args, string]{}), call(`{}`))
 		if !slices.Equal(order, []string{"opt", "added"}) {
 			t.Fatalf("gate order %v", order)

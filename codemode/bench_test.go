@@ -19,7 +19,7 @@ func benchHost(b *testing.B, safe bool) Host {
 		t.ConcurrencySafe = func(noArgs) bool { return true }
 	}
 	registry.MustAdd(reg, t)
-	return &PipelineHost{Pipeline: pipeline.New(nil), Set: reg.NewScope()}
+	return &testHost{Pipe: pipeline.New(nil), Set: reg.NewScope()}
 }
 
 // BenchmarkRunCold is one run_code of a trivial program from source: the

@@ -257,11 +257,12 @@ func jsonText(v any) string {
 // Validate checks arguments against the parameter schema. The error, an
 // *Error with code INVALID_ARGS, lists every violation, path-qualified, so
 // the model can correct itself in one step.
-// A RawSchema tool is not validated: only its arguments' JSON is checked.
+// A RawSchema tool is not validated: its arguments need only be a JSON object.
 func (d *Def) Validate(args json.RawMessage) error {
 	if d.schema == nil {
-		if len(bytes.TrimSpace(args)) > 0 && !json.Valid(args) {
-			return &Error{Code: CodeInvalidArgs, Message: "invalid arguments: not valid JSON"}
+		trimmed := bytes.TrimSpace(args)
+		if len(trimmed) > 0 && (!json.Valid(trimmed) || trimmed[0] != '{') {
+			return &Error{Code: CodeInvalidArgs, Message: "invalid arguments: must be a JSON object"}
 		}
 		return nil
 	}

@@ -9,7 +9,11 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
-type noArgs struct{}
+// noArgs takes an optional number, so a benchmark can give every call
+// different arguments.
+type noArgs struct {
+	I int `json:"i,omitempty"`
+}
 
 func benchHost(b *testing.B, safe bool) Host {
 	reg := registry.New()
@@ -61,6 +65,10 @@ func BenchmarkSubCalls(b *testing.B) {
 		{"sequential", false, `for (let i = 0; i < 1000; i++) await tools.noop({}); return 1`},
 		{"sequential-safe", true, `for (let i = 0; i < 1000; i++) await tools.noop({}); return 1`},
 		{"parallel-safe", true, `await Promise.all(Array.from({length: 1000}, () => tools.noop({}))); return 1`},
+		// Distinct arguments per call, as real fan-out has: nothing is
+		// shared between the calls' validations.
+		{"sequential-distinct", false, `for (let i = 0; i < 1000; i++) await tools.noop({i}); return 1`},
+		{"parallel-safe-distinct", true, `await Promise.all(Array.from({length: 1000}, (_, i) => tools.noop({i}))); return 1`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			h := benchHost(b, c.safe)

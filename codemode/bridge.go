@@ -42,8 +42,10 @@ type bridge struct {
 	n       int        // sub-calls numbered so far
 	running int        // bodies on their own goroutine, not yet collected
 
-	finished chan *flight   // bodies that ended on their goroutine; capacity max
-	inflight sync.WaitGroup // bodies on their own goroutine
+	jobs     chan *flight   // bodies for the workers; capacity max
+	workers  int            // workers started (they stop when drain closes jobs)
+	finished chan *flight   // bodies that ended on a worker; capacity max
+	inflight sync.WaitGroup // bodies handed to the workers and not ended
 }
 
 // subCall is one binding call waiting to start.
@@ -73,7 +75,7 @@ func newBridge(ctx context.Context, host Host, parent *registry.Call, max int, l
 		pipe = pipeline.New(nil)
 	}
 	return &bridge{ctx: ctx, host: host, pipe: pipe, parent: parent, max: max, log: log, wake: wake,
-		finished: make(chan *flight, max)}
+		jobs: make(chan *flight, max), finished: make(chan *flight, max)}
 }
 
 // submit queues a call and returns its sub-id. Numbers follow submission
@@ -160,6 +162,12 @@ func (b *bridge) startNext() bool {
 	if n := len(b.started); n > 0 && b.started[n-1].alone {
 		return false // an exclusive call holds the barrier through its commit
 	}
+	if b.running >= b.max {
+		// Nothing can start with the pool full: a safe call needs a slot,
+		// any other call an empty lane. Classifying now would be wasted
+		// (and re-done while it waits).
+		return false
+	}
 	sc := b.queue[0]
 	d := b.host.Lookup(sc.name)
 	if d == nil {
@@ -174,10 +182,7 @@ func (b *bridge) startNext() bool {
 	// Classification is read right before the start: a tool may change its
 	// mind about these arguments between calls.
 	safe := d.ConcurrencySafe(sc.args)
-	switch {
-	case safe && b.running >= b.max:
-		return false
-	case !safe && len(b.started) > 0:
+	if !safe && len(b.started) > 0 {
 		return false // the barrier: wait for the calls before it to commit
 	}
 	b.queue = b.queue[1:]
@@ -195,13 +200,23 @@ func (b *bridge) startNext() bool {
 	}
 	b.running++
 	b.inflight.Add(1)
-	go func() {
-		defer b.inflight.Done()
+	if b.workers < b.running {
+		// Workers live for the run, so a body's deep stack is grown once
+		// per worker, not once per call.
+		b.workers++
+		go b.work()
+	}
+	b.jobs <- f // never blocks: at most max bodies are outstanding
+	return true
+}
+
+func (b *bridge) work() {
+	for f := range b.jobs {
 		b.dispatch(f)
 		b.finished <- f
+		b.inflight.Done()
 		b.wake()
-	}()
-	return true
+	}
 }
 
 // drain ends the run's calls once it is over (its context cancelled
@@ -210,6 +225,7 @@ func (b *bridge) startNext() bool {
 // are reported as abandoned. Outcomes go nowhere: the program is done.
 func (b *bridge) drain(reason string) {
 	b.inflight.Wait()
+	close(b.jobs)
 	b.collect()
 	for _, f := range b.started {
 		b.settle(f)

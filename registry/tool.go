@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	jsg "github.com/google/jsonschema-go/jsonschema"
@@ -88,7 +89,11 @@ type Def struct {
 	Timeout     time.Duration
 	Retry       RetryPolicy
 
-	schema          *jsonschema.Schema // nil: not validated here (RawSchema)
+	schema *jsonschema.Schema // nil: not validated here (RawSchema)
+	// lastValid is the last argument text that passed Validate: a call is
+	// validated when it is classified and again when it is prepared, and
+	// the verdict is a pure function of the text.
+	lastValid       atomic.Pointer[string]
 	normalize       func(args json.RawMessage, value any) (Result, error)
 	finalize        func(c *Call, r Result) []Content
 	run             func(ctx context.Context, c *Call) (Result, error)

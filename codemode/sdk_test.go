@@ -176,7 +176,7 @@ func TestSDKExactTexts(t *testing.T) {
 			t.Errorf("SDK lacks %q", s)
 		}
 	}
-	if got := CodeOnlyMessage("bash"); got != "only `run_code` is callable directly — call `bash` from inside a `run_code` program instead" {
+	if got := registry.CodeOnlyMessage("bash"); got != "only `run_code` is callable directly — call `bash` from inside a `run_code` program instead" {
 		t.Errorf("code-only message = %q", got)
 	}
 }

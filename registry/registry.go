@@ -360,9 +360,15 @@ func (r *Registry) Resolve(name string, s *Scope) (*Def, error) {
 		return nil, &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q; available tools: %s", name, avail)}
 	}
 	if !r.direct(s, name) {
-		return nil, &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("only `%s` is callable directly — call `%s` from inside a `%s` program instead", CodeToolName, name, CodeToolName)}
+		return nil, &Error{Code: CodeUnknownTool, Message: CodeOnlyMessage(name)}
 	}
 	return d, nil
+}
+
+// CodeOnlyMessage is the failure of a direct model call to a tool other
+// than run_code in code mode (reference/dsh.md §4.1).
+func CodeOnlyMessage(name string) string {
+	return fmt.Sprintf("only `%s` is callable directly — call `%s` from inside a `%s` program instead", CodeToolName, name, CodeToolName)
 }
 
 // Get returns the tool this scope sees under name, or nil.

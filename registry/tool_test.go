@@ -276,4 +276,3 @@ func TestPresentersAreSoftAndContained(t *testing.T) {
 	}
 }
 
-func jsonType[T any]() reflect.Type { return reflect.TypeFor[T]() }

@@ -63,10 +63,9 @@ type flight struct {
 	sc     *subCall
 	d      *registry.Def
 	c      *registry.Call
-	staged *pipeline.Staged // nil: settled without the pipeline (unknown tool)
-	r      registry.Result  // the outcome when staged is nil
-	ended  bool             // the body (if any) is over: it may commit
-	alone  bool             // exclusive: nothing starts until it commits
+	staged *pipeline.Staged
+	ended  bool // the body (if any) is over: it may commit
+	alone  bool // exclusive: nothing starts until it commits
 }
 
 func newBridge(ctx context.Context, host Host, parent *registry.Call, max int, log *slog.Logger, wake func()) *bridge {
@@ -90,14 +89,17 @@ func (b *bridge) submit(name string, args json.RawMessage, done func(*registry.D
 // pump commits what may commit and starts what may start, in submission
 // order, until nothing more can happen now. It reports whether it did
 // anything, so the loop settles the outcomes before waiting.
+//
+// Starting comes first: a call that may start gets its body going before
+// earlier results commit, so bodies overlap as much as the bound allows.
 func (b *bridge) pump() (progressed bool) {
 	for {
-		b.collect()
-		if b.commit() {
+		if b.startNext() {
 			progressed = true
 			continue
 		}
-		if !b.startNext() {
+		b.collect()
+		if !b.commit() {
 			return progressed
 		}
 		progressed = true
@@ -134,12 +136,9 @@ func (b *bridge) commit() bool {
 // settle finishes a flight: post-execute and the rest of the commit, then
 // the host's result event. A panicking host fails the one call.
 func (b *bridge) settle(f *flight) (r registry.Result) {
-	r = f.r
-	if f.staged != nil {
-		r = f.staged.Commit()
-	}
+	r = f.staged.Commit()
 	if f.d == nil {
-		return r
+		return r // an unknown tool was never shown
 	}
 	defer func() {
 		if rec := recover(); rec != nil {
@@ -175,8 +174,8 @@ func (b *bridge) startNext() bool {
 			return false // its failure commits in order, like any outcome
 		}
 		b.queue = b.queue[1:]
-		b.started = append(b.started, &flight{sc: sc, ended: true,
-			r: registry.ErrorResult(registry.CodeUnknownTool, fmt.Sprintf("unknown tool %q", sc.name))})
+		// The pipeline's answer for a nil tool: UNKNOWN_TOOL, no stage run.
+		b.started = append(b.started, &flight{sc: sc, ended: true, staged: b.prepare(nil, b.call(sc))})
 		return true
 	}
 	// Classification is read right before the start: a tool may change its

@@ -48,6 +48,32 @@ func (e *events) only(prefix string) []string {
 
 func subID(c *registry.Call) string { return strings.TrimPrefix(c.ID, "p:code:") }
 
+type latchArgs struct {
+	V int `json:"v"`
+}
+
+// addLatch adds the safe tool latch, whose bodies wait until n of them
+// run, then sleep v ms: they overlap whatever the scheduling, and finish in
+// the order their sleeps say.
+func addLatch(reg *registry.Registry, n int) {
+	var latch sync.WaitGroup
+	latch.Add(n)
+	registry.MustAdd(reg, registry.Tool[latchArgs, int]{Name: "latch",
+		ConcurrencySafe: func(latchArgs) bool { return true },
+		Run: func(ctx context.Context, _ *registry.Call, in latchArgs) (int, error) {
+			latch.Done()
+			waited := make(chan struct{})
+			go func() { latch.Wait(); close(waited) }()
+			select {
+			case <-waited:
+			case <-time.After(10 * time.Second):
+				return 0, errors.New("the bodies did not overlap")
+			}
+			time.Sleep(time.Duration(in.V) * time.Millisecond)
+			return in.V, nil
+		}})
+}
+
 // TestPolicyInSubmissionOrder: the gates of Promise.all sub-calls run one at
 // a time in call order (a slow gate on the first delays the second), and
 // post-execute and additional context commit in submission order while the
@@ -59,29 +85,35 @@ func TestPolicyInSubmissionOrder(t *testing.T) {
 		// gateDelay slows the gate of the sub-call with this id.
 		gateDelay map[string]time.Duration
 		gates     []string // gate entries and exits, in order
+		bodies    []string // bodies ending, in order
 		posts     []string // post-execute, in order
 		peak      int      // most bodies at once
 	}{
 		{name: "a slow first gate delays the second; bodies still overlap",
-			code:      `return await Promise.all([tools.sleep({v: 60}), tools.sleep({v: 10}), tools.sleep({v: 30})])`,
+			code:      `return await Promise.all([tools.latch({v: 60}), tools.latch({v: 10}), tools.latch({v: 30})])`,
 			gateDelay: map[string]time.Duration{"1": 40 * time.Millisecond},
 			gates:     []string{"in 1", "out 1", "in 2", "out 2", "in 3", "out 3"},
+			bodies:    []string{"2", "3", "1"},
 			posts:     []string{"1", "2", "3"}, peak: 3},
 		{name: "bodies finishing in reverse still commit in order",
-			code:  `return await Promise.all([tools.sleep({v: 90}), tools.sleep({v: 50}), tools.sleep({v: 10})])`,
-			gates: []string{"in 1", "out 1", "in 2", "out 2", "in 3", "out 3"},
-			posts: []string{"1", "2", "3"}, peak: 3},
+			code:   `return await Promise.all([tools.latch({v: 90}), tools.latch({v: 50}), tools.latch({v: 10})])`,
+			gates:  []string{"in 1", "out 1", "in 2", "out 2", "in 3", "out 3"},
+			bodies: []string{"3", "2", "1"},
+			posts:  []string{"1", "2", "3"}, peak: 3},
 		{name: "an exclusive call in between is a barrier",
-			code:  `return await Promise.all([tools.sleep({v: 30}), tools.sleep({v: 1005}), tools.sleep({v: 10})])`,
-			gates: []string{"in 1", "out 1", "in 2", "out 2", "in 3", "out 3"},
-			posts: []string{"1", "2", "3"}, peak: 1},
+			code:   `return await Promise.all([tools.sleep({v: 30}), tools.sleep({v: 1005}), tools.sleep({v: 10})])`,
+			gates:  []string{"in 1", "out 1", "in 2", "out 2", "in 3", "out 3"},
+			bodies: []string{"1", "2", "3"},
+			posts:  []string{"1", "2", "3"}, peak: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := &events{}
 			var mu sync.Mutex
 			running, peak := 0, 0
-			h := newRecorder(testRegistry(t))
+			reg := testRegistry(t)
+			addLatch(reg, 3)
+			h := newRecorder(reg)
 			h.Pipe = pipeline.New(&pipeline.Options{
 				Gates: []pipeline.Gate{func(_ context.Context, _ *registry.Def, c *registry.Call) pipeline.Decision {
 					ev.add("gate in " + subID(c))
@@ -122,6 +154,9 @@ func TestPolicyInSubmissionOrder(t *testing.T) {
 			}
 			if got := ev.only("gate "); !slices.Equal(got, tt.gates) {
 				t.Errorf("gates %v, want %v", got, tt.gates)
+			}
+			if got := ev.only("body "); !slices.Equal(got, tt.bodies) {
+				t.Errorf("bodies ended %v, want %v", got, tt.bodies)
 			}
 			if got := ev.only("post "); !slices.Equal(got, tt.posts) {
 				t.Errorf("post-execute %v, want %v", got, tt.posts)
@@ -167,7 +202,7 @@ func TestSubCallEndings(t *testing.T) {
 			post:   func(ctx context.Context, _ *registry.Call) { <-ctx.Done() },
 			posts:  []string{"1"}, results: []string{"1 " + registry.CodeAborted}, kind: FailTimeout},
 		{name: "the user cancels during post-execute",
-			code:   `await Promise.all([tools.echo({v: 1}), tools.echo({v: 2})])`,
+			code:   `await Promise.all([tools.latch({v: 1}), tools.latch({v: 2})])`,
 			cancel: true,
 			post:   func(ctx context.Context, _ *registry.Call) { <-ctx.Done() },
 			posts:  []string{"1", "2"}, results: []string{"1 " + registry.CodeAborted, "2 " + registry.CodeAborted}, kind: FailAbort},
@@ -177,7 +212,9 @@ func TestSubCallEndings(t *testing.T) {
 			ev := &events{}
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			h := newRecorder(testRegistry(t))
+			reg := testRegistry(t)
+			addLatch(reg, 2)
+			h := newRecorder(reg)
 			o := &pipeline.Options{}
 			if tt.gate != nil {
 				o.Gates = []pipeline.Gate{func(_ context.Context, _ *registry.Def, c *registry.Call) pipeline.Decision {

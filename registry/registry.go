@@ -90,6 +90,9 @@ func (r *Registry) register(s *Scope, d *Def) (func(), error) {
 	}
 	m[d.Name] = d
 	r.mu.Unlock()
+	if r.Logger != nil {
+		d.log.CompareAndSwap(nil, r.Logger)
+	}
 	r.notify(Change{Op: ToolAdded, Name: d.Name, Scope: s})
 	var once sync.Once
 	return func() {

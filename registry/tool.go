@@ -94,6 +94,9 @@ type Def struct {
 	// validated when it is classified and again when it is prepared, and
 	// the verdict is a pure function of the text.
 	lastValid       atomic.Pointer[string]
+	// log receives contained presenter panics: the Logger of the registry
+	// the tool was first registered with; none, discarded.
+	log atomic.Pointer[slog.Logger]
 	normalize       func(args json.RawMessage, value any) (Result, error)
 	finalize        func(c *Call, r Result) []Content
 	run             func(ctx context.Context, c *Call) (Result, error)
@@ -313,11 +316,20 @@ func (d *Def) PresentCall(args json.RawMessage) (v View) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			slog.Default().Warn("presentCall panicked", "tool", d.Name, "panic", r)
+			d.logger().Warn("presentCall panicked", "tool", d.Name, "panic", r)
 			v = nil
 		}
 	}()
 	return d.presentCall(args)
+}
+
+var discard = slog.New(slog.DiscardHandler)
+
+func (d *Def) logger() *slog.Logger {
+	if l := d.log.Load(); l != nil {
+		return l
+	}
+	return discard
 }
 
 // PresentResult returns the tool's view of a result, or nil (see PresentCall).
@@ -327,7 +339,7 @@ func (d *Def) PresentResult(args json.RawMessage, r Result) (v View) {
 	}
 	defer func() {
 		if rec := recover(); rec != nil {
-			slog.Default().Warn("presentResult panicked", "tool", d.Name, "panic", rec)
+			d.logger().Warn("presentResult panicked", "tool", d.Name, "panic", rec)
 			v = nil
 		}
 	}()

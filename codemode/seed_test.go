@@ -53,23 +53,38 @@ type latchArgs struct {
 }
 
 // addLatch adds the safe tool latch, whose bodies wait until n of them
-// run, then sleep v ms: they overlap whatever the scheduling, and finish in
-// the order their sleeps say.
-func addLatch(reg *registry.Registry, n int) {
+// run, then end in ascending order of v (onEnd sees each end, in order):
+// they overlap and finish in a known order whatever the scheduling.
+func addLatch(reg *registry.Registry, n int, onEnd func(v int)) {
 	var latch sync.WaitGroup
 	latch.Add(n)
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	var waiting []int // the v of every body that has not ended
 	registry.MustAdd(reg, registry.Tool[latchArgs, int]{Name: "latch",
 		ConcurrencySafe: func(latchArgs) bool { return true },
 		Run: func(ctx context.Context, _ *registry.Call, in latchArgs) (int, error) {
+			mu.Lock()
+			waiting = append(waiting, in.V)
+			mu.Unlock()
 			latch.Done()
-			waited := make(chan struct{})
-			go func() { latch.Wait(); close(waited) }()
+			overlapped := make(chan struct{})
+			go func() { latch.Wait(); close(overlapped) }()
 			select {
-			case <-waited:
+			case <-overlapped:
 			case <-time.After(10 * time.Second):
 				return 0, errors.New("the bodies did not overlap")
 			}
-			time.Sleep(time.Duration(in.V) * time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			for slices.Min(waiting) != in.V {
+				cond.Wait()
+			}
+			if onEnd != nil {
+				onEnd(in.V)
+			}
+			waiting = slices.DeleteFunc(waiting, func(v int) bool { return v == in.V })
+			cond.Broadcast()
 			return in.V, nil
 		}})
 }
@@ -85,7 +100,8 @@ func TestPolicyInSubmissionOrder(t *testing.T) {
 		// gateDelay slows the gate of the sub-call with this id.
 		gateDelay map[string]time.Duration
 		gates     []string // gate entries and exits, in order
-		bodies    []string // bodies ending, in order
+		bodies    []string // bodies ending, in order (exclusive calls)
+		ends      []int    // latch bodies ending, by v
 		posts     []string // post-execute, in order
 		peak      int      // most bodies at once
 	}{
@@ -93,13 +109,13 @@ func TestPolicyInSubmissionOrder(t *testing.T) {
 			code:      `return await Promise.all([tools.latch({v: 60}), tools.latch({v: 10}), tools.latch({v: 30})])`,
 			gateDelay: map[string]time.Duration{"1": 40 * time.Millisecond},
 			gates:     []string{"in 1", "out 1", "in 2", "out 2", "in 3", "out 3"},
-			bodies:    []string{"2", "3", "1"},
+			ends:      []int{10, 30, 60},
 			posts:     []string{"1", "2", "3"}, peak: 3},
 		{name: "bodies finishing in reverse still commit in order",
-			code:   `return await Promise.all([tools.latch({v: 90}), tools.latch({v: 50}), tools.latch({v: 10})])`,
-			gates:  []string{"in 1", "out 1", "in 2", "out 2", "in 3", "out 3"},
-			bodies: []string{"3", "2", "1"},
-			posts:  []string{"1", "2", "3"}, peak: 3},
+			code:  `return await Promise.all([tools.latch({v: 90}), tools.latch({v: 50}), tools.latch({v: 10})])`,
+			gates: []string{"in 1", "out 1", "in 2", "out 2", "in 3", "out 3"},
+			ends:  []int{10, 50, 90},
+			posts: []string{"1", "2", "3"}, peak: 3},
 		{name: "an exclusive call in between is a barrier",
 			code:   `return await Promise.all([tools.sleep({v: 30}), tools.sleep({v: 1005}), tools.sleep({v: 10})])`,
 			gates:  []string{"in 1", "out 1", "in 2", "out 2", "in 3", "out 3"},
@@ -112,7 +128,8 @@ func TestPolicyInSubmissionOrder(t *testing.T) {
 			var mu sync.Mutex
 			running, peak := 0, 0
 			reg := testRegistry(t)
-			addLatch(reg, 3)
+			var ends []int
+			addLatch(reg, 3, func(v int) { ends = append(ends, v) }) // called under the latch's lock
 			h := newRecorder(reg)
 			h.Pipe = pipeline.New(&pipeline.Options{
 				Gates: []pipeline.Gate{func(_ context.Context, _ *registry.Def, c *registry.Call) pipeline.Decision {
@@ -155,8 +172,11 @@ func TestPolicyInSubmissionOrder(t *testing.T) {
 			if got := ev.only("gate "); !slices.Equal(got, tt.gates) {
 				t.Errorf("gates %v, want %v", got, tt.gates)
 			}
-			if got := ev.only("body "); !slices.Equal(got, tt.bodies) {
+			if got := ev.only("body "); tt.bodies != nil && !slices.Equal(got, tt.bodies) {
 				t.Errorf("bodies ended %v, want %v", got, tt.bodies)
+			}
+			if !slices.Equal(ends, tt.ends) {
+				t.Errorf("latch bodies ended %v, want %v", ends, tt.ends)
 			}
 			if got := ev.only("post "); !slices.Equal(got, tt.posts) {
 				t.Errorf("post-execute %v, want %v", got, tt.posts)
@@ -213,7 +233,7 @@ func TestSubCallEndings(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			reg := testRegistry(t)
-			addLatch(reg, 2)
+			addLatch(reg, 2, nil)
 			h := newRecorder(reg)
 			o := &pipeline.Options{}
 			if tt.gate != nil {

@@ -2,18 +2,12 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 
-	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
-
-// ToolsModeOptionID is the id of the session config option that picks the
-// tools mode (native, code, both).
-const ToolsModeOptionID = "tools_mode"
 
 // codeMode is one session's Code Mode: its run_code, bound to the session
 // so programs call the session's tools through its pipeline and every
@@ -22,11 +16,11 @@ const ToolsModeOptionID = "tools_mode"
 // model what the mode allows, Resolve refuses the rest, Get finds run_code
 // for the mapping.
 type codeMode struct {
-	s      *Session
+	s      *conversation
 	runner *codemode.Runner
 }
 
-func newCodeMode(s *Session) *codeMode {
+func newCodeMode(s *conversation, mode codemode.Mode) *codeMode {
 	// Programs get each tool's typed value (typed by its output schema in
 	// the SDK), not just the text the model would read.
 	o := codemode.Options{Logger: s.a.log.With("session", s.id), Values: codemode.TypedValues{}}
@@ -48,25 +42,21 @@ func newCodeMode(s *Session) *codeMode {
 		panic("agent: run_code does not install: " + err.Error()) // a bug, not a runtime condition
 	}
 	c := &codeMode{s: s, runner: r}
-	mode := s.a.o.ToolsMode
-	if mode == "" {
-		mode = codemode.ModeNative
-	}
 	c.set(mode)
 	return c
 }
 
-func (c *codeMode) get() codemode.Mode { return codemode.Mode(c.s.scope.Mode()) }
+func (c *codeMode) get() codemode.Mode { return c.s.scope.Mode() }
 
 func (c *codeMode) set(m codemode.Mode) {
-	if err := c.s.scope.SetMode(registry.Mode(m)); err != nil {
+	if err := c.s.scope.SetMode(m); err != nil {
 		c.s.a.log.Error("tools mode not set", "session", c.s.id, "mode", m, "err", err)
 	}
 }
 
 // nativeTools are the scope's visible tools other than run_code: the
 // bindings a program gets.
-func (s *Session) nativeTools() []*registry.Def {
+func (s *conversation) nativeTools() []*registry.Def {
 	var out []*registry.Def
 	for _, d := range s.scope.Visible() {
 		if d.Name != codemode.ToolName {
@@ -78,7 +68,7 @@ func (s *Session) nativeTools() []*registry.Def {
 
 // codePrompt is the system-prompt part of Code Mode: in code, the code-only
 // rule and the SDK; in both, the SDK; in native, nothing.
-func (s *Session) codePrompt() string {
+func (s *conversation) codePrompt() string {
 	switch s.code.get() {
 	case codemode.ModeCode:
 		return "\n\n" + codemode.CodeOnlyRule + "\n\n" + s.code.runner.SDK(s.nativeTools())
@@ -92,7 +82,7 @@ func (s *Session) codePrompt() string {
 // is logged with Parent set (so the editor shows its card, tied to the
 // run_code card by its id and _meta), goes through the session's pipeline
 // (permission prompts included), and logs its result.
-type codeHost struct{ s *Session }
+type codeHost struct{ s *conversation }
 
 func (h codeHost) Tools() []*registry.Def { return h.s.nativeTools() }
 func (h codeHost) Lookup(name string) *registry.Def {
@@ -104,10 +94,10 @@ func (h codeHost) Lookup(name string) *registry.Def {
 
 func (h codeHost) Start(ctx context.Context, _ *registry.Def, c *registry.Call) {
 	s := h.s
-	s.emit(ctx, session.New(session.TypeToolCall, session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent}))
+	s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent}))
 	id := c.ID
 	c.Output = func(b []byte) {
-		s.emit(ctx, session.New(session.TypeToolOutput, session.ToolOutput{CallID: id, Data: string(b)}))
+		s.emit(ctx, session.New(session.ToolOutput{CallID: id, Data: string(b)}))
 	}
 }
 
@@ -116,7 +106,7 @@ func (h codeHost) Start(ctx context.Context, _ *registry.Def, c *registry.Call) 
 func (h codeHost) Pipeline() *pipeline.Pipeline { return h.s.pipe }
 
 func (h codeHost) Finish(ctx context.Context, _ *registry.Def, c *registry.Call, res registry.Result) {
-	h.s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: c.ID, Result: res}))
+	h.s.emit(ctx, session.New(session.ToolResult{CallID: c.ID, Result: res}))
 }
 
 // toolsModeChoices are the tools modes the tools_mode option offers.
@@ -124,43 +114,4 @@ var toolsModeChoices = []session.Choice{
 	{ID: string(codemode.ModeNative), Name: "Native", Description: "Every tool is called directly"},
 	{ID: string(codemode.ModeCode), Name: "Code", Description: "Only run_code: programs call the tools"},
 	{ID: string(codemode.ModeBoth), Name: "Both", Description: "Every tool directly, and run_code"},
-}
-
-// ToolsModeOption is the tools-mode config option with its current value,
-// for the session's configOptions list.
-func (s *Session) ToolsModeOption() acp.ConfigOption {
-	return ToolsModeConfigOption(s.code.get())
-}
-
-// ToolsModeConfigOption builds the tools-mode select with current selected.
-func ToolsModeConfigOption(current codemode.Mode) acp.ConfigOption {
-	return acp.ConfigOption{
-		ID:           ToolsModeOptionID,
-		Name:         "Tools",
-		Description:  "How the model calls tools: each directly, through run_code TypeScript programs, or both",
-		Category:     "_tools",
-		Type:         "select",
-		CurrentValue: string(current),
-		Options: []acp.ConfigSelectOption{
-			{Value: string(codemode.ModeNative), Name: "Native", Description: "Every tool is called directly"},
-			{Value: string(codemode.ModeCode), Name: "Code", Description: "Only run_code: programs call the tools"},
-			{Value: string(codemode.ModeBoth), Name: "Both", Description: "Every tool directly, and run_code"},
-		},
-	}
-}
-
-// SetToolsMode applies a session/set_config_option value for
-// ToolsModeOptionID. It takes effect at the next model request of the
-// session. A value that is not a mode name is invalid params.
-func (s *Session) SetToolsMode(value json.RawMessage) error {
-	var v string
-	if err := json.Unmarshal(value, &v); err != nil {
-		return acp.InvalidParams("invalid params: %s must be a string: native, code or both", ToolsModeOptionID)
-	}
-	m, err := codemode.ParseMode(v)
-	if err != nil || v == "" {
-		return acp.InvalidParams("invalid params: %s: unknown value %q (want native, code or both)", ToolsModeOptionID, v)
-	}
-	s.code.set(m)
-	return nil
 }

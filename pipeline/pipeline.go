@@ -501,13 +501,16 @@ func (p *Pipeline) body(ctx context.Context, d *registry.Def, c *registry.Call) 
 	res, err := d.Run(ctx, c)
 	if err != nil {
 		var te *registry.Error
-		if errors.As(err, &te) {
-			return registry.ErrorResult(te.Code, te.Message)
+		switch {
+		case errors.As(err, &te):
+			r = registry.ErrorResult(te.Code, te.Message)
+		case ctx.Err() != nil:
+			r = aborted()
+		default:
+			r = registry.ErrorResult(registry.CodeToolError, err.Error())
 		}
-		if ctx.Err() != nil {
-			return aborted()
-		}
-		return registry.ErrorResult(registry.CodeToolError, err.Error())
+		r.Meta = res.Meta // display data of what ran before the failure
+		return r
 	}
 	return res
 }

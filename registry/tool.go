@@ -65,6 +65,25 @@ type Tool[In, Out any] struct {
 	// It may read the call (cwd, roots) but must not do I/O beyond stat-ing
 	// paths: it runs before the call is allowed to do anything.
 	Permission func(c *Call, in In) *Permission
+
+	// Facts say what the tool is; policy (plan mode, accept-edits) reads
+	// them, never the card a presenter draws.
+	Facts Facts
+}
+
+// Facts are what a tool declares about every call of it, the way MCP
+// tools carry readOnlyHint. The zero value claims nothing: the tool may
+// change anything.
+type Facts struct {
+	// ReadOnly: a call only looks (reads, searches, plans); it changes
+	// neither files nor anything outside the session.
+	ReadOnly bool
+	// Edits: a call changes files in the workspace, and nothing else (no
+	// commands run): what accept-edits lets through.
+	Edits bool
+	// Kind is the ACP tool kind of its calls (read, edit, delete, move,
+	// search, execute, think, fetch, other); "" for other.
+	Kind string
 }
 
 // Permission is a tool's request for the user's approval of one call.
@@ -88,15 +107,16 @@ type Def struct {
 	Output      json.RawMessage
 	Timeout     time.Duration
 	Retry       RetryPolicy
+	Facts       Facts
 
 	schema *jsonschema.Schema // nil: not validated here (RawSchema)
 	// lastValid is the last argument text that passed Validate: a call is
 	// validated when it is classified and again when it is prepared, and
 	// the verdict is a pure function of the text.
-	lastValid       atomic.Pointer[string]
+	lastValid atomic.Pointer[string]
 	// log receives contained presenter panics: the Logger of the registry
 	// the tool was first registered with; none, discarded.
-	log atomic.Pointer[slog.Logger]
+	log             atomic.Pointer[slog.Logger]
 	normalize       func(args json.RawMessage, value any) (Result, error)
 	finalize        func(c *Call, r Result) []Content
 	run             func(ctx context.Context, c *Call) (Result, error)
@@ -206,7 +226,7 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		return r, nil
 	}
 	d := &Def{Name: t.Name, Description: t.Description, Parameters: params, Output: output,
-		Timeout: t.Timeout, Retry: t.Retry, schema: sch, finalize: t.Finalize}
+		Timeout: t.Timeout, Retry: t.Retry, Facts: t.Facts, schema: sch, finalize: t.Finalize}
 	d.run = func(ctx context.Context, c *Call) (Result, error) {
 		in, err := decode[In](c.Args)
 		if err != nil {
@@ -214,7 +234,16 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		}
 		out, err := t.Run(ctx, c, in)
 		if err != nil {
-			return Result{}, err
+			// A body that failed part way (a cancelled command) may still
+			// have display data: what it printed before it stopped is
+			// stored, so a replay shows what the live card showed.
+			var r Result
+			if t.Meta != nil {
+				if m := t.Meta(in, out); m != nil {
+					r.Meta, _ = json.Marshal(m)
+				}
+			}
+			return r, err
 		}
 		r, err := finish(in, out)
 		if err != nil {

@@ -275,4 +275,3 @@ func TestPresentersAreSoftAndContained(t *testing.T) {
 		t.Error("a nil Def must present nothing")
 	}
 }
-

@@ -127,6 +127,7 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 	opts := o.withDefaults()
 	return registry.Tool[Args, Outcome]{
 		Name:        "bash",
+		Facts:       registry.Facts{Kind: "execute"},
 		Description: description,
 		Schema: func(s *jsonschema.Schema) {
 			s.Properties["command"].MinLength = jsonschema.Ptr(1)
@@ -139,6 +140,9 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 			return []registry.Content{registry.Text(render(out))}
 		},
 		Meta: func(_ Args, out Outcome) any {
+			if out.ExitCode == nil && out.Signal == "" && out.Output == "" {
+				return nil // it never ran (bad workdir, no bash): the error says it all
+			}
 			return meta{Cwd: out.Cwd, ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut,
 				TimeoutMs: out.TimeoutMs, DurationMs: out.DurationMs, Output: out.Output,
 				OutputTruncated: out.OutputTruncated, Truncated: out.Truncated(),

@@ -2,8 +2,14 @@
 // arguments frozen and validated → pre-execute gates → approval for Ask →
 // guards → around-dispatch middleware → the body → post-execute → finalize →
 // result observers. ExecuteBatch schedules a step's calls, overlapping the
-// bodies of consecutive concurrency-safe calls. It knows nothing about ACP:
-// approval is an interface the agent implements.
+// bodies of consecutive concurrency-safe calls; Prepare, Staged.Dispatch and
+// Staged.Commit let another scheduler (Code Mode) keep the ordered stages in
+// order itself. A cancelled call never runs and never reports success:
+// cancelled before its body, ABORTED_BEFORE_DISPATCH; after, ABORTED (a more
+// specific failure stands). Stages can be added to a live pipeline and
+// removed again (AddGate and its kin return the undo); a call runs with the
+// stages it started with. It knows nothing about ACP: approval is an
+// interface the agent implements.
 package pipeline
 
 import (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	iofs "io/fs"
 	"os"
 	"strings"
@@ -13,10 +14,10 @@ import (
 )
 
 type editArgs struct {
-	FilePath   string `json:"file_path"`
-	OldString  string `json:"old_string"`
-	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all,omitempty"`
+	FilePath   string `json:"file_path" jsonschema:"The path of the file to edit, absolute or relative to the workspace root"`
+	OldString  string `json:"old_string" jsonschema:"The exact text to replace"`
+	NewString  string `json:"new_string" jsonschema:"The text to replace it with (must differ from old_string)"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence of old_string (default false)"`
 }
 
 func editTool() registry.Tool[editArgs, changeOut] {
@@ -26,13 +27,8 @@ func editTool() registry.Tool[editArgs, changeOut] {
 		Description: "Replace text in a file: old_string (literal, exactly as the file has it, without the \"N: \" line prefixes of read) " +
 			"becomes new_string. old_string must occur exactly once unless replace_all is true. " +
 			"Read the file in this session first. Line endings, a byte-order mark and the final newline are kept as the file has them.",
-		Parameters: []byte(`{"type":"object","properties":{` +
-			`"file_path":{"type":"string","minLength":1,"description":"The path of the file to edit, absolute or relative to the workspace root"},` +
-			`"old_string":{"type":"string","description":"The exact text to replace"},` +
-			`"new_string":{"type":"string","description":"The text to replace it with (must differ from old_string)"},` +
-			`"replace_all":{"type":"boolean","description":"Replace every occurrence of old_string (default false)"}},` +
-			`"required":["file_path","old_string","new_string"],"additionalProperties":false}`),
-		Run: runEdit,
+		Schema: func(s *jsonschema.Schema) { s.Properties["file_path"].MinLength = jsonschema.Ptr(1) },
+		Run:    runEdit,
 		Render: func(_ editArgs, out changeOut) []registry.Content {
 			if out.All {
 				return withNote(fmt.Sprintf("The file %s has been updated. All occurrences were successfully replaced.", out.Path), out)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	"io"
 	iofs "io/fs"
 	"os"
@@ -33,11 +34,10 @@ func readTool() registry.Tool[readArgs, string] {
 		Facts: registry.Facts{ReadOnly: true, Kind: "read"},
 		Description: "Read a text file. Lines are numbered \"N: text\". Reads at most 2000 lines, " +
 			"2000 characters per line and 50 KiB per call; use offset and limit to page through larger files.",
-		Parameters: []byte(`{"type":"object","properties":{` +
-			`"file_path":{"type":"string","description":"The path of the file to read, absolute or relative to the workspace root"},` +
-			`"offset":{"type":"integer","minimum":1,"description":"The 1-based line to start reading from"},` +
-			`"limit":{"type":"integer","minimum":1,"description":"The number of lines to read (at most 2000)"}},` +
-			`"required":["file_path"]}`),
+		Schema: func(s *jsonschema.Schema) {
+			s.Properties["offset"].Minimum = jsonschema.Ptr(1.0)
+			s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
+		},
 		Run:             runRead,
 		ConcurrencySafe: func(readArgs) bool { return true },
 		Permission: func(c *registry.Call, in readArgs) *registry.Permission {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -13,8 +14,8 @@ import (
 )
 
 type writeArgs struct {
-	FilePath string `json:"file_path"`
-	Content  string `json:"content"`
+	FilePath string `json:"file_path" jsonschema:"The path of the file to write, absolute or relative to the workspace root"`
+	Content  string `json:"content" jsonschema:"The complete new content of the file"`
 }
 
 func writeTool() registry.Tool[writeArgs, changeOut] {
@@ -23,11 +24,8 @@ func writeTool() registry.Tool[writeArgs, changeOut] {
 		Facts: registry.Facts{Edits: true, Kind: "edit"},
 		Description: "Create a file or replace its whole content. Parent directories are created. " +
 			"Overwriting an existing file requires reading it first in this session; prefer edit for changes to existing files.",
-		Parameters: []byte(`{"type":"object","properties":{` +
-			`"file_path":{"type":"string","minLength":1,"description":"The path of the file to write, absolute or relative to the workspace root"},` +
-			`"content":{"type":"string","description":"The complete new content of the file"}},` +
-			`"required":["file_path","content"],"additionalProperties":false}`),
-		Run: runWrite,
+		Schema: func(s *jsonschema.Schema) { s.Properties["file_path"].MinLength = jsonschema.Ptr(1) },
+		Run:    runWrite,
 		Render: func(_ writeArgs, out changeOut) []registry.Content {
 			verb := "Updated file"
 			if out.Created {

@@ -31,7 +31,7 @@ type InstructionOptions struct {
 	// ("" outside one: the workspace alone is searched).
 	Workspace, RepoRoot string
 	// UserDir holds the user-wide AGENTS.md (…/acp-bridge); "" for none.
-	UserDir string
+	UserDir  string
 	MaxBytes int // per file; default DefaultMaxInstructionBytes
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
 
 // command is one slash command. run writes its output with s.notice and
@@ -26,6 +27,7 @@ func init() {
 		{session.Command{Name: "help", Description: "List the commands"}, (*Session).cmdHelp},
 		{session.Command{Name: "clear", Description: "Start a fresh context: the model forgets the conversation so far"}, (*Session).cmdClear},
 		{session.Command{Name: "compact", Description: "Replace the conversation with a summary written by the model", Hint: "what the summary should keep (optional)"}, (*Session).cmdCompact},
+		{session.Command{Name: "init", Description: "Write a starter AGENTS.md (project instructions for agents) from a look at the workspace"}, (*Session).cmdInit},
 		{session.Command{Name: "mode", Description: "Show or set the permission mode", Hint: "ask | accept-edits | plan | bypass"}, (*Session).cmdMode},
 		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, (*Session).cmdModel},
 		{session.Command{Name: "tools", Description: "List the tools the model can call"}, (*Session).cmdTools},
@@ -123,7 +125,8 @@ func commandList() string {
 }
 
 func (s *Session) cmdHelp(ctx context.Context, _ string) acp.StopReason {
-	s.notice(ctx, commandList())
+	_, ins := s.fixedPrompt(ctx)
+	s.notice(ctx, commandList()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }
 
@@ -161,7 +164,7 @@ func (s *Session) cmdCompact(ctx context.Context, arg string) acp.StopReason {
 	if arg != "" {
 		instr += " Pay particular attention to: " + arg
 	}
-	req := &model.Request{Messages: append(append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt()}}, hist...),
+	req := &model.Request{Messages: append(append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt(ctx)}}, hist...),
 		model.Message{Role: model.RoleUser, Content: instr})}
 	s.notice(ctx, fmt.Sprintf("Compacting %d messages…\n\n", len(hist)))
 	var summary strings.Builder
@@ -268,7 +271,8 @@ func (s *Session) cmdTools(ctx context.Context, _ string) acp.StopReason {
 			b.WriteString(" (read-only)")
 		}
 	}
-	s.notice(ctx, b.String())
+	_, ins := s.fixedPrompt(ctx)
+	s.notice(ctx, b.String()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }
 

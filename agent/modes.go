@@ -14,6 +14,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
 
 // Permission modes: what tool calls may do without asking.
@@ -353,7 +354,7 @@ func (s *Session) modeGate(ctx context.Context, d *registry.Def, c *registry.Cal
 // modePrompt tells the model about a mode that changes what it may do.
 func (s *Session) modePrompt() string {
 	if s.mode() == ModePlan {
-		return " The session is in plan mode: only read-only tools run. Investigate, then lay out the plan with todo_write; do not try to change files or run commands."
+		return sysprompt.PlanMode
 	}
 	return ""
 }

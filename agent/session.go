@@ -42,6 +42,7 @@ type Session struct {
 	history []model.Message
 	perms   permissions
 
+	sys   sessionPrompt // the fixed part of the system prompt (prompt.go)
 	ctl   controls      // mode, model, title, usage (modes.go, usage.go)
 	ready chan struct{} // closed once the session is announced (commands.go)
 	mcp   mcpServers    // the editor's MCP servers (mcp.go)
@@ -239,8 +240,9 @@ func (s *Session) commit(msg model.Message) {
 
 // stream makes one model request, emitting text and thoughts as they arrive.
 func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, error) {
+	system := s.systemPrompt(ctx) // takes s.mu itself
 	s.mu.Lock()
-	req := &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt() + s.codePrompt()}}, s.history...)}
+	req := &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: system}}, s.history...)}
 	s.mu.Unlock()
 	// Schemas is the one visibility function: what the model is offered is
 	// what Resolve lets run (in code mode, only run_code).
@@ -335,12 +337,6 @@ func (s *Session) failUnfinished(ctx context.Context) {
 		s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: id,
 			Result: registry.ErrorResult("ABORTED", "tool call aborted")}))
 	}
-}
-
-func (s *Session) systemPrompt() string {
-	return "You are acp-bridge, a coding agent working inside the user's editor. " +
-		"The workspace root is " + s.cwd + "; relative paths resolve against it. " +
-		"Use the tools to inspect and change the workspace, and answer concisely in Markdown." + s.modePrompt()
 }
 
 func noModelMessage(hint string) string {

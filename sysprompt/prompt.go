@@ -1,10 +1,10 @@
-// Package prompt composes what the model is told before the conversation:
+// Package sysprompt composes what the model is told before the conversation:
 // the system prompt kept as text in this package, the project's AGENTS.md
 // instructions and an environment block. Everything here is fixed when a
 // session starts, so the system message stays byte-identical from one
 // request to the next and the endpoint's prefix cache keeps hitting; only
 // the mode lines that follow it change, and only when the user changes mode.
-package prompt
+package sysprompt
 
 import (
 	_ "embed"

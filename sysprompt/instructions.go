@@ -1,4 +1,4 @@
-package prompt
+package sysprompt
 
 import (
 	"errors"

@@ -35,7 +35,7 @@ func (s *Session) cmdInit(ctx context.Context, _ string) acp.StopReason {
 	}
 	args, _ := json.Marshal(map[string]string{"file_path": path, "content": sysprompt.Starter(s.cwd)})
 	s.mu.Lock()
-	id := fmt.Sprintf("init_%d", s.turns)
+	id := fmt.Sprintf("init_%d", s.st.turns)
 	s.mu.Unlock()
 	res := s.runTools(ctx, []model.ToolCall{{ID: id, Name: "write", Arguments: args}})
 	switch {

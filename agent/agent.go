@@ -63,6 +63,10 @@ type Options struct {
 	UserInstructionsDir string
 	// MaxInstructionBytes caps each AGENTS.md in the prompt (default 32 KiB).
 	MaxInstructionBytes int
+	// CompactThreshold is the share of the model's context window a request
+	// may fill before the older turns are compacted (default 0.8; negative:
+	// never compact by itself, /compact still works).
+	CompactThreshold float64
 
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now

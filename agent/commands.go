@@ -138,57 +138,21 @@ func (s *Session) cmdClear(ctx context.Context, _ string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-const compactInstruction = "Summarise the conversation so far for a fresh context that will continue it. " +
-	"Keep the user's goals and constraints, decisions made, files and code touched (with paths), " +
-	"the current state of the work and what remains to do. Be complete but concise; write only the summary."
-
-// cmdCompact asks the model for a summary of the history and replaces the
-// history with it.
+// cmdCompact replaces the whole context with a summary the model writes,
+// reported like an automatic compaction (compaction.go).
 func (s *Session) cmdCompact(ctx context.Context, arg string) acp.StopReason {
-	p := s.provider()
-	if p == nil {
+	if s.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn
 	}
-	hist := s.history()
-	if len(hist) == 0 {
+	n := len(s.history())
+	if n == 0 {
 		s.notice(ctx, "Nothing to compact: the context is empty.")
 		return acp.StopEndTurn
 	}
-	instr := compactInstruction
-	if arg != "" {
-		instr += " Pay particular attention to: " + arg
+	if err := s.compactContext(ctx, session.CompactManual, arg, n); err != nil && ctx.Err() != nil {
+		return acp.StopCancelled
 	}
-	req := &model.Request{Messages: append(append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt(ctx)}}, hist...),
-		model.Message{Role: model.RoleUser, Content: instr})}
-	s.notice(ctx, fmt.Sprintf("Compacting %d messages…\n\n", len(hist)))
-	var summary strings.Builder
-	for ev, err := range p.Stream(ctx, req) {
-		if err != nil {
-			if ctx.Err() != nil {
-				return acp.StopCancelled
-			}
-			s.notice(ctx, fmt.Sprintf("\n\nCompaction failed, the context is unchanged: %v", err))
-			return acp.StopEndTurn
-		}
-		switch ev.Kind {
-		case model.EventText:
-			summary.WriteString(ev.Text)
-		case model.EventRetry:
-			summary.Reset()
-			s.notice(ctx, retryMessage(ev.Retry))
-		case model.EventUsage:
-			s.recordUsage(ctx, ev.Usage)
-		}
-	}
-	text := strings.TrimSpace(summary.String())
-	if text == "" {
-		s.notice(ctx, "Compaction failed, the context is unchanged: the model returned no summary.")
-		return acp.StopEndTurn
-	}
-	// Applying the reset replaces the context with the summary (state.go).
-	s.emit(ctx, session.New(session.ContextReset{Reason: "compact", Summary: text}))
-	s.notice(ctx, "Compacted the context into this summary:\n\n"+text)
 	return acp.StopEndTurn
 }
 

@@ -3,29 +3,36 @@ package agent
 import (
 	"context"
 
+	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
 
-// sessionPrompt is the fixed part of a session's system prompt, taken once:
-// at the first moment something needs it (the first model request, /help,
-// /tools), not at session/new, since editors open many sessions that are
-// never prompted and git is not free. It never changes afterwards, so the
-// endpoint's prefix cache keeps hitting.
-type sessionPrompt struct {
-	done  bool
-	fixed string
-	ins   []sysprompt.Instruction
+// fixedPrompt returns the fixed part of the session's system prompt (base
+// text, AGENTS.md files, environment) and the instruction files in it. It
+// is taken once, the first time something needs it (the first model
+// request, /help, /tools) rather than at session/new, since editors open
+// many sessions that are never prompted and git is not free; then it is
+// logged, so it never changes for the session, not even across a reload:
+// the endpoint's prefix cache keeps hitting and the model sees one session.
+func (s *Session) fixedPrompt(ctx context.Context) (string, []sysprompt.FileInfo) {
+	s.mu.Lock()
+	sp := s.st.system
+	s.mu.Unlock()
+	if sp == nil {
+		s.emit(ctx, session.New(s.takePrompt(ctx)))
+		s.mu.Lock()
+		sp = s.st.system
+		s.mu.Unlock()
+	}
+	files := make([]sysprompt.FileInfo, 0, len(sp.Instructions))
+	for _, f := range sp.Instructions {
+		files = append(files, sysprompt.FileInfo{Path: f.Path, Size: f.Size, Shown: f.Shown, Cut: f.Cut})
+	}
+	return sp.Text, files
 }
 
-// fixedPrompt returns the session's base text, instructions and environment.
-func (s *Session) fixedPrompt(ctx context.Context) (string, []sysprompt.Instruction) {
-	s.mu.Lock()
-	if s.sys.done {
-		defer s.mu.Unlock()
-		return s.sys.fixed, s.sys.ins
-	}
-	s.mu.Unlock()
-
+// takePrompt looks at the workspace and composes the fixed prompt.
+func (s *Session) takePrompt(ctx context.Context) session.SystemPrompt {
 	env := sysprompt.Detect(context.WithoutCancel(ctx), s.roots, sysprompt.DetectOptions{Now: s.a.o.Now()})
 	repo := ""
 	if env.Git != nil {
@@ -36,14 +43,12 @@ func (s *Session) fixedPrompt(ctx context.Context) (string, []sysprompt.Instruct
 	for _, err := range errs {
 		s.a.log.Warn("instructions file left out", "session", s.id, "err", err)
 	}
-	fixed := sysprompt.Fixed(sysprompt.Parts{Instructions: ins, Env: env})
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.sys.done { // a concurrent caller may have been first: keep its bytes
-		s.sys = sessionPrompt{done: true, fixed: fixed, ins: ins}
+	sp := session.SystemPrompt{Text: sysprompt.Fixed(sysprompt.Parts{Instructions: ins, Env: env})}
+	for _, in := range ins {
+		i := in.Info()
+		sp.Instructions = append(sp.Instructions, session.InstructionFile{Path: i.Path, Size: i.Size, Shown: i.Shown, Cut: i.Cut})
 	}
-	return s.sys.fixed, s.sys.ins
+	return sp
 }
 
 func (a *Agent) userInstructionsDir() string {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -42,7 +43,6 @@ type Session struct {
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
 
-	sys sessionPrompt // the fixed part of the system prompt (prompt.go)
 	ready chan struct{} // closed once the session is announced (commands.go)
 	mcp   mcpServers    // the editor's MCP servers (mcp.go)
 }
@@ -55,7 +55,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
-	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput(), Replay: replay})
+	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput(), Compaction: caps.Compaction(), Replay: replay})
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:     []pipeline.Gate{s.modeGate}, // modeGate consults permissionGate
 		Observers: []pipeline.Observer{s.observePlan},
@@ -206,7 +206,16 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 	s.emit(ctx, session.New(session.UserContext{}))
 
 	for range s.a.o.MaxTurnRequests {
+		s.keepRoom(ctx) // compaction.go
 		msg, finish, err := s.stream(ctx)
+		if err != nil && ctx.Err() == nil && isContextWindow(err) && msg.Content == "" && len(msg.ToolCalls) == 0 {
+			// The endpoint counts differently from our estimate: make room
+			// once and ask again.
+			split := compact.Split(s.history(), s.policy().Keep())
+			if s.compactContext(ctx, session.CompactOverflow, "", split) == nil {
+				msg, finish, err = s.stream(ctx)
+			}
+		}
 		if ctx.Err() != nil {
 			// Keep what the user saw, but not calls that never ran: an
 			// assistant message whose tool calls have no results is
@@ -252,12 +261,7 @@ func (s *Session) commit(msg model.Message) {
 
 // stream makes one model request, emitting text and thoughts as they arrive.
 func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, error) {
-	req := s.request(ctx)
-	// Schemas is the one visibility function: what the model is offered is
-	// what Resolve lets run (in code mode, only run_code).
-	for _, d := range s.scope.Schemas() {
-		req.Tools = append(req.Tools, model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
-	}
+	req := s.fullRequest(ctx)
 	msg := model.Message{Role: model.RoleAssistant}
 	var text, thought strings.Builder
 	finish := model.FinishStop

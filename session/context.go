@@ -22,9 +22,10 @@ type SystemPrompt struct {
 
 // InstructionFile is one AGENTS.md in the prompt, for /help and /tools.
 type InstructionFile struct {
-	Path string `json:"path"`
-	Size int64  `json:"size"`
-	Cut  bool   `json:"cut,omitempty"` // only the first part is in the prompt
+	Path  string `json:"path"`
+	Size  int64  `json:"size"`
+	Shown int    `json:"shown"`         // bytes in the prompt
+	Cut   bool   `json:"cut,omitempty"` // only the first part is in the prompt
 }
 
 // Compaction statuses, as the protocol names them.

@@ -151,17 +151,30 @@ func renderInstructions(ins []Instruction) string {
 	return b.String()
 }
 
+// FileInfo is what is said about an instructions file without its text.
+type FileInfo struct {
+	Path  string
+	Size  int64
+	Shown int // bytes in the prompt
+	Cut   bool
+}
+
+// Info describes the file.
+func (in Instruction) Info() FileInfo {
+	return FileInfo{Path: in.Path, Size: in.Size, Shown: len(in.Text), Cut: in.Cut}
+}
+
 // Summary lists the instruction files for /help and /tools, one a line.
-func Summary(ins []Instruction) string {
-	if len(ins) == 0 {
+func Summary(files []FileInfo) string {
+	if len(files) == 0 {
 		return "No AGENTS.md instructions are in effect (`/init` writes a starter one)."
 	}
 	var b strings.Builder
 	b.WriteString("Instructions in effect (nearest last):\n")
-	for _, in := range ins {
-		fmt.Fprintf(&b, "\n- `%s` (%d bytes", in.Path, in.Size)
-		if in.Cut {
-			fmt.Fprintf(&b, ", cut to %d", len(in.Text))
+	for _, f := range files {
+		fmt.Fprintf(&b, "\n- `%s` (%d bytes", f.Path, f.Size)
+		if f.Cut {
+			fmt.Fprintf(&b, ", cut to %d", f.Shown)
 		}
 		b.WriteString(")")
 	}

@@ -192,7 +192,7 @@ func TestInstructionCap(t *testing.T) {
 	if !strings.Contains(text, "[The rest of this file was cut: the first 82 of its 4100 bytes are shown.") {
 		t.Fatalf("no note of the cut:\n%s", text)
 	}
-	if s := Summary(got); !strings.Contains(s, filepath.Join(dir, InstructionsFile)) || !strings.Contains(s, "cut to 82") {
+	if s := Summary([]FileInfo{got[0].Info()}); !strings.Contains(s, filepath.Join(dir, InstructionsFile)) || !strings.Contains(s, "cut to 82") {
 		t.Fatalf("summary: %s", s)
 	}
 	if s := Summary(nil); !strings.Contains(s, "No AGENTS.md") {

@@ -55,9 +55,14 @@ type reply struct {
 
 func newEndpoint(t *testing.T, r func(n int, req *chatRequest) reply) *endpoint {
 	e := &endpoint{t: t, reply: r}
-	e.srv = httptest.NewServer(e)
-	t.Cleanup(e.srv.Close)
+	e.srv = newServer(t, e)
 	return e
+}
+
+func newServer(t *testing.T, h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // provider is the real OpenAI-compatible provider pointed at the endpoint.

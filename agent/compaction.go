@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/model"
@@ -47,7 +50,21 @@ func (st *state) applyCompaction(p session.Compaction) {
 	}
 }
 
-// policy is the session's compaction policy for its current model.
+// roomState is what the live session learned about room that is not
+// session history: the window an endpoint named when it refused a request,
+// and the turn in which an automatic compaction failed (no second try in
+// the same turn: the request may well fit, and a failing endpoint would be
+// asked twice per step).
+type roomState struct {
+	mu         sync.Mutex
+	window     int
+	failedTurn int
+}
+
+// policy is the session's compaction policy for its current model: the
+// window from the configuration, else the one the endpoint reports with
+// usage, else the default; narrowed to what an endpoint said when it
+// refused a request.
 func (s *Session) policy() compact.Policy {
 	s.mu.Lock()
 	size := s.st.ctx.size
@@ -58,7 +75,30 @@ func (s *Session) policy() compact.Policy {
 	if size <= 0 {
 		size = defaultContextWindow
 	}
+	s.room.mu.Lock()
+	if w := s.room.window; w > 0 && w < size {
+		size = w
+	}
+	s.room.mu.Unlock()
 	return compact.Policy{Window: size, Threshold: s.a.o.CompactThreshold}
+}
+
+// windowInError reads the window from the usual wording of a refusal
+// ("maximum context length is 65536 tokens"), 0 when it names none.
+var windowInError = regexp.MustCompile(`(?i)(?:maximum context length|context window|context size) (?:is|of) (\d+)`)
+
+func (s *Session) learnWindow(err error) {
+	m := windowInError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return
+	}
+	if n, convErr := strconv.Atoi(m[1]); convErr == nil && n > 0 {
+		s.room.mu.Lock()
+		if s.room.window == 0 || n < s.room.window {
+			s.room.window = n
+		}
+		s.room.mu.Unlock()
+	}
 }
 
 // estimate is the size of req in tokens: the last reported usage plus what
@@ -100,6 +140,15 @@ func (s *Session) keepRoom(ctx context.Context) bool {
 	if s.a.o.CompactThreshold < 0 {
 		return false // automatic compaction is off
 	}
+	s.mu.Lock()
+	turn := s.st.inTurn
+	s.mu.Unlock()
+	s.room.mu.Lock()
+	failed := s.room.failedTurn == turn
+	s.room.mu.Unlock()
+	if failed {
+		return false
+	}
 	pol := s.policy()
 	req := s.fullRequest(ctx)
 	est := s.estimate(req)
@@ -122,7 +171,13 @@ func (s *Session) keepRoom(ctx context.Context) bool {
 			return true
 		}
 	}
-	return s.compactContext(ctx, session.CompactThreshold, "", split) == nil
+	if err := s.compactContext(ctx, session.CompactThreshold, "", split); err != nil {
+		s.room.mu.Lock()
+		s.room.failedTurn = turn
+		s.room.mu.Unlock()
+		return false
+	}
+	return true
 }
 
 // errNothingToCompact: the context is empty.

@@ -411,3 +411,27 @@ func TestCancelledCompactionLeavesTheContext(t *testing.T) {
 		t.Fatal("the next request does not carry the context from before the cancelled compaction")
 	}
 }
+
+// The window an endpoint names when it refuses a request narrows the policy
+// from then on; wording without a number changes nothing.
+func TestWindowFromRefusal(t *testing.T) {
+	a, _, sid := newTestSession(t, Options{Model: &blockingSummary{}, UserInstructionsDir: "-"})
+	a.mu.Lock()
+	s := a.sessions[sid]
+	a.mu.Unlock()
+	tests := []struct {
+		msg  string
+		want int
+	}{
+		{"the prompt is too long", defaultContextWindow},
+		{"This model's maximum context length is 65536 tokens. However, you requested 70000 tokens.", 65536},
+		{"the request exceeds the available context size of 500000 tokens", 65536}, // wider: not taken
+		{"Maximum context length is 8192", 8192},
+	}
+	for _, tt := range tests {
+		s.learnWindow(&model.Error{Kind: model.ErrContextWindow, Status: 400, Msg: tt.msg})
+		if got := s.policy().Window; got != tt.want {
+			t.Errorf("after %q: window %d, want %d", tt.msg, got, tt.want)
+		}
+	}
+}

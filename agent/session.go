@@ -45,6 +45,7 @@ type Session struct {
 
 	ready chan struct{} // closed once the session is announced (commands.go)
 	mcp   mcpServers    // the editor's MCP servers (mcp.go)
+	room  roomState     // what the endpoint said about room (compaction.go)
 }
 
 // newSession builds a session over lg; replay says whether its translator
@@ -211,6 +212,7 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 		if err != nil && ctx.Err() == nil && isContextWindow(err) && msg.Content == "" && len(msg.ToolCalls) == 0 {
 			// The endpoint counts differently from our estimate: make room
 			// once and ask again.
+			s.learnWindow(err)
 			split := compact.Split(s.history(), s.policy().Keep())
 			if s.compactContext(ctx, session.CompactOverflow, "", split) == nil {
 				msg, finish, err = s.stream(ctx)

@@ -65,7 +65,7 @@ type roomState struct {
 // window from the configuration, else the one the endpoint reports with
 // usage, else the default; narrowed to what an endpoint said when it
 // refused a request.
-func (s *Session) policy() compact.Policy {
+func (s *conversation) policy() compact.Policy {
 	s.mu.Lock()
 	size := s.st.ctx.size
 	s.mu.Unlock()
@@ -87,7 +87,7 @@ func (s *Session) policy() compact.Policy {
 // ("maximum context length is 65536 tokens"), 0 when it names none.
 var windowInError = regexp.MustCompile(`(?i)(?:maximum context length|context window|context size) (?:is|of) (\d+)`)
 
-func (s *Session) learnWindow(err error) {
+func (s *conversation) learnWindow(err error) {
 	m := windowInError.FindStringSubmatch(err.Error())
 	if m == nil {
 		return
@@ -103,7 +103,7 @@ func (s *Session) learnWindow(err error) {
 
 // estimate is the size of req in tokens: the last reported usage plus what
 // was added since, or a count of characters when no usage applies.
-func (s *Session) estimate(req *model.Request) int {
+func (s *conversation) estimate(req *model.Request) int {
 	s.mu.Lock()
 	c, n := s.st.ctx, len(s.st.history)
 	s.mu.Unlock()
@@ -123,7 +123,7 @@ func (s *Session) estimate(req *model.Request) int {
 }
 
 // fullRequest is the next model request, tools included.
-func (s *Session) fullRequest(ctx context.Context) *model.Request {
+func (s *conversation) fullRequest(ctx context.Context) *model.Request {
 	req := s.request(ctx)
 	// Schemas is the one visibility function: what the model is offered is
 	// what Resolve lets run (in code mode, only run_code).
@@ -136,7 +136,7 @@ func (s *Session) fullRequest(ctx context.Context) *model.Request {
 // keepRoom makes room before a request that would pass the threshold:
 // shortening old tool results when that is enough, else a compaction. It
 // reports whether it changed the context.
-func (s *Session) keepRoom(ctx context.Context) bool {
+func (s *conversation) keepRoom(ctx context.Context) bool {
 	if s.a.o.CompactThreshold < 0 {
 		return false // automatic compaction is off
 	}
@@ -187,7 +187,7 @@ var errNothingToCompact = errors.New("nothing to compact: the context is empty")
 // context and replaces them with the summary; the rest stay as they were.
 // Its progress is logged (and shown) as one compaction; on failure or
 // cancellation the context is unchanged.
-func (s *Session) compactContext(ctx context.Context, reason, focus string, split int) error {
+func (s *conversation) compactContext(ctx context.Context, reason, focus string, split int) error {
 	p := s.provider()
 	if p == nil {
 		return errors.New("no model is configured")
@@ -236,7 +236,7 @@ func (s *Session) compactContext(ctx context.Context, reason, focus string, spli
 }
 
 // summarise streams the summary, each piece logged as it arrives.
-func (s *Session) summarise(ctx context.Context, p model.Provider, req *model.Request, id string) (string, *model.Usage, error) {
+func (s *conversation) summarise(ctx context.Context, p model.Provider, req *model.Request, id string) (string, *model.Usage, error) {
 	var (
 		text  strings.Builder
 		usage *model.Usage
@@ -262,7 +262,7 @@ func (s *Session) summarise(ctx context.Context, p model.Provider, req *model.Re
 // reportContext logs the context's size after it changed (an estimate:
 // no request has measured it yet), and the cost of the summary request u
 // when there was one, so the editor's meter and bill follow.
-func (s *Session) reportContext(ctx context.Context, u *model.Usage) {
+func (s *conversation) reportContext(ctx context.Context, u *model.Usage) {
 	ev := s.usageEvent(u)
 	ev.Used = s.estimate(s.fullRequest(ctx))
 	ev.InputTokens, ev.OutputTokens, ev.Estimated = 0, 0, true

@@ -14,7 +14,7 @@ import (
 // many sessions that are never prompted and git is not free; then it is
 // logged, so it never changes for the session, not even across a reload:
 // the endpoint's prefix cache keeps hitting and the model sees one session.
-func (s *Session) fixedPrompt(ctx context.Context) (string, []sysprompt.FileInfo) {
+func (s *conversation) fixedPrompt(ctx context.Context) (string, []sysprompt.FileInfo) {
 	s.mu.Lock()
 	sp := s.st.system
 	s.mu.Unlock()
@@ -32,7 +32,7 @@ func (s *Session) fixedPrompt(ctx context.Context) (string, []sysprompt.FileInfo
 }
 
 // takePrompt looks at the workspace and composes the fixed prompt.
-func (s *Session) takePrompt(ctx context.Context) session.SystemPrompt {
+func (s *conversation) takePrompt(ctx context.Context) session.SystemPrompt {
 	env := sysprompt.Detect(context.WithoutCancel(ctx), s.roots, sysprompt.DetectOptions{Now: s.a.o.Now()})
 	repo := ""
 	if env.Git != nil {
@@ -64,7 +64,7 @@ func (a *Agent) userInstructionsDir() string {
 // systemPrompt is the system message: the fixed part, then the lines of
 // the current mode and tools mode (they change only when the user changes
 // a mode, the one break of the prompt cache besides compaction).
-func (s *Session) systemPrompt(ctx context.Context) string {
+func (s *conversation) systemPrompt(ctx context.Context) string {
 	fixed, _ := s.fixedPrompt(ctx)
 	return sysprompt.Join(fixed, s.modePrompt(), s.codePrompt())
 }

@@ -30,7 +30,8 @@ func (s *conversation) cmdInit(ctx context.Context, _ string) acp.StopReason {
 		return acp.StopEndTurn
 	}
 	if _, err := s.scope.Resolve("write"); err != nil {
-		s.notice(ctx, "`/init` needs the write tool, and this session has none.")
+		// No write tool, or (tools mode code) one only run_code may call.
+		s.notice(ctx, fmt.Sprintf("`/init` writes through the write tool, which this session cannot call directly: %v", err))
 		return acp.StopEndTurn
 	}
 	args, _ := json.Marshal(map[string]string{"file_path": path, "content": sysprompt.Starter(s.cwd)})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/compact"
+	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
@@ -147,10 +149,19 @@ func TestAutoCompactionBeforeTheWindowFills(t *testing.T) {
 		t.Fatalf("%d compactions in 24 turns of a %d-token window; want at least 2", compactions, window)
 	}
 
-	// The wire: each compaction in_progress, its summary streamed, completed.
+	// The wire: each compaction in_progress, its summary streamed, completed;
+	// every update valid against the schema.
+	schema, err := acpschema.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
 	status := map[string][]string{}
 	chunks := map[string]string{}
 	for _, u := range e.updates() {
+		b, _ := json.Marshal(acp.SessionNotification{SessionID: sid, Update: u})
+		if err := schema.Validate("SessionNotification", b); err != nil && !errors.Is(err, acpschema.ErrNotInSchema) {
+			t.Errorf("invalid update %s: %v", b, err)
+		}
 		switch u := u.(type) {
 		case *acp.CompactionUpdate:
 			status[u.CompactionID] = append(status[u.CompactionID], u.Status)

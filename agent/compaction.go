@@ -157,8 +157,8 @@ func (s *conversation) keepRoom(ctx context.Context) bool {
 	}
 	hist := req.Messages[1:]
 	split := compact.Split(hist, pol.Keep())
-	if split == 0 {
-		return false // one step fills the window: nothing older to summarise
+	if !worthCompacting(req, split, pol) {
+		return false
 	}
 	// Shortening old tool results is cheaper than a summary and loses
 	// less; it is enough when it brings the request well under the limit
@@ -178,6 +178,22 @@ func (s *conversation) keepRoom(ctx context.Context) bool {
 		return false
 	}
 	return true
+}
+
+// worthCompacting reports whether summarising the messages before split
+// can bring req under the limit: not when there are none, nor when what
+// would stay (the system message, the tools and the recent messages, say a
+// huge paste) fills the window by itself. The endpoint then has the last
+// word.
+func worthCompacting(req *model.Request, split int, pol compact.Policy) bool {
+	if split <= 0 {
+		return false
+	}
+	stay := compact.Tokens(req.Messages[:1]) + compact.Tokens(req.Messages[1+split:])
+	for _, t := range req.Tools {
+		stay += (len(t.Name) + len(t.Description) + len(t.Parameters)) / 4
+	}
+	return stay <= pol.Limit()
 }
 
 // errNothingToCompact: the context is empty.

@@ -446,3 +446,24 @@ func TestWindowFromRefusal(t *testing.T) {
 		}
 	}
 }
+
+// A prompt that alone fills the window is sent as it is: a summary of the
+// little before it could not make room, and would cost a request.
+func TestNoCompactionThatCannotMakeRoom(t *testing.T) {
+	rec := recordedScript(t, `{"responses":[
+		{"parts":[{"text":"hi"}],"usage":{"inputTokens":50,"outputTokens":5}},
+		{"parts":[{"text":"that is long"}]}]}`)
+	a, _, sid := newTestSession(t, Options{Models: []ModelChoice{{ID: "m", Provider: rec, ContextWindow: 1000}}, UserInstructionsDir: "-"})
+	prompt(t, a, sid, "hello")
+	if stop := prompt(t, a, sid, strings.Repeat("word ", 2000)); stop != acp.StopEndTurn {
+		t.Fatalf("stop = %s", stop)
+	}
+	for _, r := range rec.requests() {
+		if last := r.Messages[len(r.Messages)-1]; strings.HasPrefix(last.Content, "Summarise") {
+			t.Fatal("compacted though what stays fills the window by itself")
+		}
+	}
+	if n := len(rec.requests()); n != 2 {
+		t.Fatalf("%d requests, want 2", n)
+	}
+}

@@ -184,7 +184,8 @@ func TestMCPSlowServerDeathAndListChanged(t *testing.T) {
 		{"parts":[{"tool_call":{"id":"c1","name":"mcp__local__add_tool","arguments":{"name":"fresh"}}}]},
 		{"parts":[{"text":"added"}]},
 		{"parts":[{"tool_call":{"id":"c2","name":"mcp__local__crash","arguments":{}}}]},
-		{"parts":[{"text":"crashed"}]}]}`)})
+		{"parts":[{"text":"crashed"}]},
+		{"parts":[{"text":"still here"}]}]}`)})
 	start := time.Now()
 	sid := e.newSessionWith(t.TempDir(), []acp.McpServer{hang, local})
 	if d := time.Since(start); d > 3*time.Second {

@@ -35,9 +35,9 @@ func editTool() registry.Tool[editArgs, changeOut] {
 		Run: runEdit,
 		Render: func(_ editArgs, out changeOut) []registry.Content {
 			if out.All {
-				return []registry.Content{registry.Text(fmt.Sprintf("The file %s has been updated. All occurrences were successfully replaced.", out.Path))}
+				return withNote(fmt.Sprintf("The file %s has been updated. All occurrences were successfully replaced.", out.Path), out)
 			}
-			return []registry.Content{registry.Text(fmt.Sprintf("The file %s has been updated successfully.", out.Path))}
+			return withNote(fmt.Sprintf("The file %s has been updated successfully.", out.Path), out)
 		},
 		Meta: func(_ editArgs, out changeOut) any { return changeMeta(out) },
 		PresentCall: func(in editArgs) registry.View {
@@ -70,17 +70,13 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist) && c.Files == nil:
-		return out, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
+		return out, notFound(path)
 	case err == nil && st.IsDir():
 		return out, registry.Errorf("FS_IS_DIRECTORY", fmt.Sprintf("%s is a directory, not a file", path))
 	}
-	f := files(c)
-	content, err := f.ReadText(ctx, path)
+	content, err := readText(ctx, c, path, err == nil)
 	if err != nil {
-		if errors.Is(err, iofs.ErrNotExist) {
-			return out, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
-		}
-		return out, registry.Errorf("FS_ERROR", fmt.Sprintf("could not read %s: %v", path, err))
+		return out, err
 	}
 	if err := checkFresh(c, "edit", path, content); err != nil {
 		return out, err
@@ -90,14 +86,17 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 		return out, err
 	}
 	updated := apply(content, edits)
-	if err := f.WriteText(ctx, path, updated); err != nil {
-		return out, registry.Errorf("FS_ERROR", fmt.Sprintf("could not write %s: %v", path, err))
-	}
-	if t := tracker(c); t != nil {
-		t.MarkRead(path, updated)
+	saved, err := writeText(ctx, c, path, updated)
+	if err != nil {
+		return out, err
 	}
 	out.Replaced = len(edits)
-	out.Diffs = diffs.FromEdits(path, content, edits)
+	out.Line = firstChangedLine(&content, saved)
+	if out.Reformatted = reformatNote(path, updated, saved); out.Reformatted == "" {
+		out.Diffs = diffs.FromEdits(path, content, edits)
+	} else {
+		out.Diffs = diffs.Compute(path, &content, saved)
+	}
 	return out, nil
 }
 

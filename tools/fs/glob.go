@@ -53,15 +53,31 @@ func globTool() registry.Tool[globArgs, globOut] {
 	}
 }
 
+// searchTitle names a search with its pattern as inline code, so Markdown
+// in a pattern ("**/*.go", "a_b_c") shows as typed.
 func searchTitle(verb, pattern, path, include string) string {
-	t := verb + " " + pattern
+	t := verb + " " + inlineCode(pattern)
 	if path != "" {
 		t += " in " + path
 	}
 	if include != "" {
-		t += " (" + include + ")"
+		t += " (" + inlineCode(include) + ")"
 	}
 	return t
+}
+
+// inlineCode is s as a Markdown code span: delimited by a backtick run
+// longer than any inside it, padded with a space when s starts or ends
+// with a backtick.
+func inlineCode(s string) string {
+	ticks := "`"
+	for strings.Contains(s, ticks) {
+		ticks += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return ticks + s + ticks
 }
 
 // splitAbsPattern moves the literal directories at the front of an absolute

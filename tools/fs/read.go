@@ -110,7 +110,7 @@ func readFile(ctx context.Context, c *registry.Call, path string) ([]byte, error
 	switch {
 	case errors.Is(err, iofs.ErrNotExist):
 		if c.Files == nil {
-			return nil, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
+			return nil, notFound(path)
 		}
 		// The editor may hold an unsaved buffer for a file not yet on disk.
 	case err != nil:
@@ -122,12 +122,9 @@ func readFile(ctx context.Context, c *registry.Call, path string) ([]byte, error
 			return nil, registry.Errorf("FS_BINARY", fmt.Sprintf("cannot read binary file: %s", path))
 		}
 	}
-	s, err := files(c).ReadText(ctx, path)
+	s, err := readText(ctx, c, path, err == nil)
 	if err != nil {
-		if errors.Is(err, iofs.ErrNotExist) {
-			return nil, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
-		}
-		return nil, registry.Errorf("FS_ERROR", fmt.Sprintf("could not read %s: %v", path, err))
+		return nil, err
 	}
 	return []byte(s), nil
 }

@@ -41,6 +41,14 @@ type Options struct {
 	// (clientCapabilities._meta.terminal_output). Without it, terminal cards
 	// fall back to a fenced console block.
 	TerminalOutput bool
+	// TerminalOutputDelta: the client wants live output as
+	// _meta.terminal_output_delta appends (codex-acp's convention,
+	// clientCapabilities._meta.terminal_output_delta); it wins over
+	// terminal_output for the live output when a client sets both.
+	TerminalOutputDelta bool
+	// Notices: the client shows `notice` updates
+	// (clientCapabilities.session.notices); without it a notice is agent text.
+	Notices bool
 	// Replay: the events are being replayed by session/load, so user
 	// messages are sent too (live, the editor already shows them).
 	Replay bool
@@ -111,7 +119,7 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 		if err != nil {
 			return nil
 		}
-		return []acp.Update{acp.AgentMessageChunk{Content: acp.TextBlock(n.Text)}}
+		return t.notice(n)
 	case session.TypeToolCall:
 		c, err := session.Decode[session.ToolCall](ev)
 		if err != nil {
@@ -159,7 +167,7 @@ func (t *Translator) toolStatus(s session.ToolStatus) []acp.Update {
 		return nil
 	}
 	st := acp.StatusInProgress
-	return []acp.Update{acp.ToolCallUpdate{ToolCallID: s.CallID, Status: &st}}
+	return []acp.Update{acp.ToolCallUpdate{ToolCallID: s.CallID, Name: c.name, Status: &st}}
 }
 
 // rawJSON passes valid JSON through and quotes anything else, so a model's

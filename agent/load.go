@@ -63,8 +63,23 @@ func (a *Agent) release(s *Session) {
 
 // LoadSession rebuilds a stored session, replays it to the editor through a
 // fresh translator (the same one that rendered it live), and makes it live.
-// Every replayed update is written before the response.
+// Every replayed update is written before the response. A session already
+// live on this connection is replayed as it stands (a client that lost its
+// view asks for it again; the official kit requires it).
 func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+	a.mu.Lock()
+	live := a.sessions[req.SessionID]
+	a.mu.Unlock()
+	if live != nil {
+		if filepath.Clean(req.Cwd) != live.cwd {
+			return nil, cwdMismatch(req.SessionID, req.Cwd, live.cwd)
+		}
+		if err := a.replay(ctx, live, live.log.Events()); err != nil {
+			return nil, err
+		}
+		modes, opts := live.Controls()
+		return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
+	}
 	s, err := a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
 	if err != nil {
 		return nil, err
@@ -178,11 +193,18 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	return s, nil
 }
 
+// translatorOptions is how a session renders for a client, live and on
+// replay alike: what the client said it can show.
+func translatorOptions(cwd string, caps acp.ClientCapabilities, replay bool) mapping.Options {
+	return mapping.Options{Cwd: cwd, TerminalOutput: caps.TerminalOutput(),
+		TerminalOutputDelta: caps.TerminalOutputDelta(), Notices: caps.Notices(), Replay: replay}
+}
+
 // replay sends the whole session as the editor saw it live, and the user's
 // own messages too, through a fresh translator: a call a crash left open
 // must not leave a stale card in the live translator.
 func (a *Agent) replay(ctx context.Context, s *Session, evs []session.Event) error {
-	tr := mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Replay: true})
+	tr := mapping.New(s.scope, translatorOptions(s.cwd, s.caps, true))
 	for _, ev := range evs {
 		for _, u := range tr.Translate(ev) {
 			if err := a.client.SessionUpdate(ctx, s.id, u); err != nil {
@@ -509,8 +531,10 @@ func (a *Agent) DeleteSession(ctx context.Context, req *acp.DeleteSessionRequest
 		}
 	}
 	if err := a.o.Store.Delete(req.SessionID); err != nil {
-		if errors.Is(err, session.ErrNotFound) && s != nil {
-			return &acp.EmptyResponse{}, nil // a live session that was never saved
+		if errors.Is(err, session.ErrNotFound) {
+			// Never saved, already deleted or never there: gone either way,
+			// which is what the client asked for (acp-tck ACP-DELETE-002).
+			return &acp.EmptyResponse{}, nil
 		}
 		return nil, loadError(req.SessionID, err)
 	}

@@ -52,7 +52,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		scope: a.o.Registry.NewScope(), log: session.NewLog(a.o.Now)}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.code = newCodeMode(s) // the scope's own run_code and tools mode
-	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
+	s.tr = mapping.New(s.scope, translatorOptions(s.cwd, caps, false))
 	s.initControls()
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:     []pipeline.Gate{s.modeGate}, // modeGate consults permissionGate

@@ -130,7 +130,8 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		AgentInfo:       &acp.Implementation{Name: a.o.Name, Version: a.o.Version, Title: "ACP Bridge"},
 		AgentCapabilities: acp.AgentCapabilities{
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: a.defaultModelImages()},
-			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}},
+			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, Fork: &acp.Empty{},
+				SystemPrompt: &acp.SystemPromptCaps{Mode: &acp.SystemPromptModeCaps{Override: &acp.Empty{}}}},
 			McpCapabilities:     acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
 		AuthMethods: []acp.AuthMethod{},
@@ -168,11 +169,16 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 			return nil, acp.InvalidParams("invalid params: mcpServers[%d] has no name", i)
 		}
 	}
+	sp, err := parseSystemPrompt(req.SystemPrompt)
+	if err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	caps := a.caps
 	a.mu.Unlock()
 	s := newSession(a, a.o.NewID(), roots, caps)
 	a.persist(s)
+	s.setClientPrompt(sp)
 	a.mu.Lock()
 	if a.shutdown {
 		a.mu.Unlock()
@@ -207,7 +213,7 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	if err != nil {
 		return nil, err
 	}
-	return &acp.PromptResponse{StopReason: stop}, nil
+	return &acp.PromptResponse{StopReason: stop, Usage: s.takeTurnUsage()}, nil
 }
 
 // Cancel stops the session's running turn, if any. It does not block.

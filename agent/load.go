@@ -67,6 +67,10 @@ func (a *Agent) release(s *Session) {
 // live on this connection is replayed as it stands (a client that lost its
 // view asks for it again; the official kit requires it).
 func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+	sp, err := parseSystemPrompt(req.SystemPrompt)
+	if err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	live := a.sessions[req.SessionID]
 	a.mu.Unlock()
@@ -77,6 +81,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 		if err := a.replay(ctx, live, live.log.Events()); err != nil {
 			return nil, err
 		}
+		live.setClientPrompt(sp)
 		modes, opts := live.Controls()
 		return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
@@ -84,6 +89,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	s.setClientPrompt(sp)
 	a.log.Info("session loaded", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
 	modes, opts := s.Controls()
 	return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
@@ -93,6 +99,10 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 // editor already shows the conversation. Resuming a session that is already
 // live here is a no-op.
 func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
+	sp, err := parseSystemPrompt(req.SystemPrompt)
+	if err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	live := a.sessions[req.SessionID]
 	a.mu.Unlock()
@@ -100,6 +110,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 		if filepath.Clean(req.Cwd) != live.cwd {
 			return nil, cwdMismatch(req.SessionID, req.Cwd, live.cwd)
 		}
+		live.setClientPrompt(sp)
 		modes, opts := live.Controls()
 		return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
@@ -107,6 +118,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 	if err != nil {
 		return nil, err
 	}
+	s.setClientPrompt(sp)
 	a.log.Info("session resumed", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
 	modes, opts := s.Controls()
 	return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
@@ -173,6 +185,7 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	s.history, s.turns = rebuildHistory(evs)
 	s.RestoreControls(evs) // mode, model, title: as the session left them
 	s.restoreGrants(evs)   // "always allow / reject" answers
+	s.clientPrompt = restoreClientPrompt(evs) // not shared yet: no lock
 	if replay {
 		if err := a.replay(ctx, s, evs); err != nil {
 			return nil, err
@@ -306,7 +319,8 @@ func seal(lg *session.Log) int {
 		added++
 	}
 	if openTurn > 0 {
-		lg.Append(session.New(session.TypeNotice, session.Notice{Text: "\n\n[acp-bridge stopped during this turn; it did not finish.]\n\n"}))
+		lg.Append(session.New(session.TypeNotice, session.Notice{Text: "\n\n[acp-bridge stopped during this turn; it did not finish.]\n\n",
+			Severity: acp.NoticeWarning, Title: "This turn did not finish", Description: "acp-bridge stopped during it."}))
 		lg.Append(session.New(session.TypeTurnEnd, session.TurnEnd{Turn: openTurn, StopReason: string(acp.StopCancelled)}))
 		added += 2
 	}

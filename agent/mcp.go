@@ -9,6 +9,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/mcpclient"
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // defaultMCPStartTimeout bounds how long session/new (load, resume) waits
@@ -24,7 +25,7 @@ type mcpServers struct {
 	// announced: the editor knows the session (the response that names it
 	// has been written), so notices may be sent; until then they wait.
 	announced bool
-	pending   []string
+	pending   []session.Notice
 	closed    bool
 }
 
@@ -96,7 +97,8 @@ func (s *Session) startMCP(ctx context.Context, servers []acp.McpServer) {
 	stopMCPServers(stale)
 	for _, name := range dups {
 		s.a.log.Warn("MCP server given twice; the first wins", "session", s.id, "mcpServer", name)
-		s.mcpNotice(fmt.Sprintf("MCP server %q is configured twice; only the first configuration is used.", name))
+		s.mcpNotice(fmt.Sprintf("MCP server %q is configured twice; only the first configuration is used.", name),
+			acp.NoticeWarning, fmt.Sprintf("MCP server %q is configured twice", name), "Only the first configuration is used.")
 	}
 	for _, srv := range fresh {
 		go s.runMCP(srv.ctx, srv)
@@ -128,7 +130,8 @@ wait:
 		srv.late = true
 		srv.mu.Unlock()
 		s.a.log.Info("MCP server still starting; going on without it for now", "session", s.id, "mcpServer", srv.cfg.Name, "waited", bound)
-		s.mcpNotice(fmt.Sprintf("MCP server %q is still starting; its tools will be available once it is ready.", srv.cfg.Name))
+		s.mcpNotice(fmt.Sprintf("MCP server %q is still starting; its tools will be available once it is ready.", srv.cfg.Name),
+			acp.NoticeInfo, fmt.Sprintf("MCP server %q is still starting", srv.cfg.Name), "Its tools will be available once it is ready.")
 	}
 	acp.AfterReply(ctx, s.announceMCP)
 }
@@ -159,7 +162,8 @@ func (s *Session) runMCP(ctx context.Context, srv *mcpServer) {
 			return
 		}
 		log.Warn("MCP server failed to start", "err", err)
-		s.mcpNotice(fmt.Sprintf("MCP server %q failed to start: %v. The session goes on without its tools.", name, err))
+		s.mcpNotice(fmt.Sprintf("MCP server %q failed to start: %v. The session goes on without its tools.", name, err),
+			acp.NoticeError, fmt.Sprintf("MCP server %q failed to start", name), fmt.Sprintf("%v. The session goes on without its tools.", err))
 		return
 	}
 	srv.mu.Lock()
@@ -174,7 +178,8 @@ func (s *Session) runMCP(ctx context.Context, srv *mcpServer) {
 	n := s.mcpTools(srv, conn, false)
 	log.Info("MCP server connected", "type", srv.cfg.Type, "tools", n)
 	if late {
-		s.mcpNotice(fmt.Sprintf("MCP server %q is ready (%d tools).", name, n))
+		s.mcpNotice(fmt.Sprintf("MCP server %q is ready (%d tools).", name, n),
+			acp.NoticeInfo, fmt.Sprintf("MCP server %q is ready", name), fmt.Sprintf("%d tools.", n))
 	}
 }
 
@@ -237,13 +242,15 @@ func (s *Session) mcpExited(srv *mcpServer, err error) {
 	srv.unreg = nil
 	srv.mu.Unlock()
 	s.a.log.Warn("MCP server stopped", "session", s.id, "mcpServer", srv.cfg.Name, "err", err)
-	s.mcpNotice(fmt.Sprintf("MCP server %q stopped: %v. Its tools are no longer available.", srv.cfg.Name, err))
+	s.mcpNotice(fmt.Sprintf("MCP server %q stopped: %v. Its tools are no longer available.", srv.cfg.Name, err),
+		acp.NoticeError, fmt.Sprintf("MCP server %q stopped", srv.cfg.Name), fmt.Sprintf("%v. Its tools are no longer available.", err))
 }
 
 // mcpNotice tells the user something about the session's servers, now if
 // the editor knows the session, else once it does.
-func (s *Session) mcpNotice(text string) {
-	text = "\n\n[" + text + "]\n\n"
+// text is how it reads as agent text; severity, title and desc as a notice.
+func (s *Session) mcpNotice(text, severity, title, desc string) {
+	n := session.Notice{Text: "\n\n[" + text + "]\n\n", Severity: severity, Title: title, Description: desc}
 	m := &s.mcp
 	m.mu.Lock()
 	if m.closed {
@@ -251,12 +258,12 @@ func (s *Session) mcpNotice(text string) {
 		return
 	}
 	if !m.announced {
-		m.pending = append(m.pending, text)
+		m.pending = append(m.pending, n)
 		m.mu.Unlock()
 		return
 	}
 	m.mu.Unlock()
-	s.notice(context.Background(), text)
+	s.status(context.Background(), n)
 }
 
 // announceMCP runs once the editor knows the session: queued notices go out.
@@ -271,8 +278,8 @@ func (s *Session) announceMCP() {
 	if closed {
 		return
 	}
-	for _, text := range pending {
-		s.notice(context.Background(), text)
+	for _, n := range pending {
+		s.status(context.Background(), n)
 	}
 }
 

@@ -72,6 +72,7 @@ type controls struct {
 	cost       float64
 	images     []model.Image // of the prompt being run
 	titleAsked bool
+	turnUsage  turnUsage // of the prompt being run (usage.go)
 }
 
 // models returns the agent's model choices; a lone Options.Model becomes one.

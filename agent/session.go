@@ -41,6 +41,9 @@ type Session struct {
 	turns   int
 	history []model.Message
 	perms   permissions
+	// clientPrompt is the client's system prompt, nil for none
+	// (sysprompt.go); guarded by ctl.mu, as it is read with the mode.
+	clientPrompt *session.SystemPrompt
 
 	ctl   controls      // mode, model, title, usage (modes.go, usage.go)
 	ready chan struct{} // closed once the session is announced (commands.go)
@@ -79,7 +82,9 @@ func (s *Session) emit(ctx context.Context, ev session.Event) {
 			// user looks; the session goes on in memory.
 			s.saveFailed = true
 			n := s.log.Append(session.New(session.TypeNotice, session.Notice{Text: fmt.Sprintf(
-				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err)}))
+				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err),
+				Severity: acp.NoticeWarning, Title: "This session is no longer being saved",
+				Description: fmt.Sprintf("%v. It goes on in memory, but session/load will not have what follows.", err)}))
 			updates = append(updates, s.tr.Translate(n)...)
 		}
 	}
@@ -90,8 +95,20 @@ func (s *Session) emit(ctx context.Context, ev session.Event) {
 	}
 }
 
+// notice says something to the user as agent text (command output, hints).
 func (s *Session) notice(ctx context.Context, text string) {
 	s.emit(ctx, session.New(session.TypeNotice, session.Notice{Text: text}))
+}
+
+// status tells the user something out of band: a retry, a dead MCP server,
+// a stop. n carries both forms: a `notice` for a client that takes them
+// (its Severity, Title, Description), agent text (its Text) for the others.
+// This is the plumbing every such message goes through (compaction too).
+func (s *Session) status(ctx context.Context, n session.Notice) {
+	if n.Text == "" {
+		n.Text = mapping.NoticeText(n.Title, n.Description)
+	}
+	s.emit(ctx, session.New(session.TypeNotice, n))
 }
 
 // cancel stops the running turn, if any. It never blocks.
@@ -190,7 +207,8 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 		}
 		if err != nil {
 			s.a.log.Warn("model request failed", "session", s.id, "err", err)
-			s.notice(ctx, fmt.Sprintf("\n\n[Model request failed: %v]\n\n", err))
+			s.status(ctx, session.Notice{Text: fmt.Sprintf("\n\n[Model request failed: %v]\n\n", err),
+				Severity: acp.NoticeError, Title: "Model request failed", Description: err.Error()})
 			return acp.StopEndTurn
 		}
 		s.commit(msg)
@@ -223,6 +241,11 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 			return acp.StopMaxTokens
 		}
 	}
+	n := s.a.o.MaxTurnRequests
+	s.status(ctx, session.Notice{
+		Text:     fmt.Sprintf("\n\n*Stopped after %d model requests in this turn (the limit); send a prompt to go on.*\n\n", n),
+		Severity: acp.NoticeWarning, Title: fmt.Sprintf("Stopped after %d model requests", n),
+		Description: "The turn reached its limit of model requests (max_turn_requests). Send a prompt to go on."})
 	return acp.StopMaxTurnRequests
 }
 
@@ -273,7 +296,7 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 			text.Reset()
 			thought.Reset()
 			msg.ToolCalls = nil
-			s.notice(ctx, retryMessage(ev.Retry))
+			s.status(ctx, retryNotice(ev.Retry))
 		}
 	}
 	msg.Content, msg.Reasoning = text.String(), thought.String()
@@ -337,10 +360,15 @@ func (s *Session) failUnfinished(ctx context.Context) {
 	}
 }
 
+// systemPrompt is the model's system prompt.
 func (s *Session) systemPrompt() string {
-	return "You are acp-bridge, a coding agent working inside the user's editor. " +
-		"The workspace root is " + s.cwd + "; relative paths resolve against it. " +
+	s.ctl.mu.Lock()
+	client := s.clientPrompt
+	s.ctl.mu.Unlock()
+	workspace := "The workspace root is " + s.cwd + "; relative paths resolve against it. "
+	own := "You are acp-bridge, a coding agent working inside the user's editor. " + workspace +
 		"Use the tools to inspect and change the workspace, and answer concisely in Markdown." + s.modePrompt()
+	return ComposeSystemPrompt(own, workspace+s.modePrompt(), client)
 }
 
 func noModelMessage(hint string) string {

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+
 	"encoding/json"
+	"github.com/acp-bridge/acp-bridge/acp"
 	"strings"
 	"time"
 	"unicode"
@@ -27,6 +29,9 @@ func (s *Session) recordUsage(ctx context.Context, u *model.Usage) {
 	if size <= 0 {
 		size = defaultContextWindow
 	}
+	s.ctl.mu.Lock()
+	s.ctl.turnUsage.add(u)
+	s.ctl.mu.Unlock()
 	ev := session.Usage{Used: u.InputTokens + u.OutputTokens, Size: size,
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Estimated: u.Estimated}
 	if m != nil && m.Price != nil {
@@ -39,6 +44,41 @@ func (s *Session) recordUsage(ctx context.Context, u *model.Usage) {
 		}
 	}
 	s.emit(ctx, session.New(session.TypeUsage, ev))
+}
+
+// turnUsage sums the tokens of one turn's model requests for
+// PromptResponse.usage. Estimates are not reports: a turn whose endpoint
+// reported nothing has no usage to give.
+type turnUsage struct {
+	reported              bool
+	input, output, cached uint64
+}
+
+func (t *turnUsage) add(u *model.Usage) {
+	if u.Estimated {
+		return
+	}
+	t.reported = true
+	t.input += uint64(max(u.InputTokens, 0))
+	t.output += uint64(max(u.OutputTokens, 0))
+	t.cached += uint64(max(u.CachedTokens, 0))
+}
+
+// takeTurnUsage returns the usage of the turn that just ended (nil when the
+// endpoint reported none) and starts the count again.
+func (s *Session) takeTurnUsage() *acp.Usage {
+	s.ctl.mu.Lock()
+	t := s.ctl.turnUsage
+	s.ctl.turnUsage = turnUsage{}
+	s.ctl.mu.Unlock()
+	if !t.reported {
+		return nil
+	}
+	u := &acp.Usage{TotalTokens: t.input + t.output, InputTokens: t.input, OutputTokens: t.output}
+	if t.cached > 0 {
+		u.CachedReadTokens = &t.cached
+	}
+	return u
 }
 
 // cost of one call: cached input at its own price when one is set.

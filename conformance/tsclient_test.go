@@ -208,8 +208,8 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 		if r := seen.Responses["prompt"]; r["stopReason"] != "end_turn" {
 			t.Errorf("%s: prompt answered %v", name, r)
-		} else if u, _ := r["usage"].(map[string]any); u["inputTokens"] != float64(120) || u["outputTokens"] != float64(8) {
-			t.Errorf("%s: PromptResponse.usage = %v, want the turn's 120 in, 8 out", name, r["usage"])
+		} else if u, _ := r["usage"].(map[string]any); u["inputTokens"] != float64(240) || u["outputTokens"] != float64(16) {
+			t.Errorf("%s: PromptResponse.usage = %v, want the turn's two requests, 240 in, 16 out", name, r["usage"])
 		}
 	}
 

@@ -9,8 +9,9 @@ import (
 
 func evNotice(n session.Notice) session.Event { return session.New(session.TypeNotice, n) }
 
-// A notice is a `notice` update for a client that takes them and agent text
-// otherwise, live and on replay alike; old events (text only) get a title.
+// Status (a notice with a title) is a `notice` update for a client that
+// takes them and agent text otherwise, live and on replay alike; the
+// agent's other words (command output, old text-only events) stay text.
 func TestNotices(t *testing.T) {
 	retry := session.Notice{Text: "\n\n*Model request failed (HTTP 503); retrying in 1.0s, attempt 1 of 5…*\n\n",
 		Severity: "warning", Title: "Retrying the model request", Description: "HTTP 503; attempt 1 of 5 in 1.0s"}
@@ -24,16 +25,15 @@ func TestNotices(t *testing.T) {
 			`{"sessionUpdate":"notice","severity":"warning","title":"Retrying the model request","description":"HTTP 503; attempt 1 of 5 in 1.0s"}`},
 		{"not asked: today's agent text", false, retry,
 			`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\n\n*Model request failed (HTTP 503); retrying in 1.0s, attempt 1 of 5…*\n\n"}}`},
-		{"asked, an old text-only event: title from its first sentence", true,
-			session.Notice{Text: "\n\n[MCP server \"db\" stopped: EOF. Its tools are no longer available.]\n\n"},
-			`{"sessionUpdate":"notice","severity":"info","title":"MCP server \"db\" stopped: EOF","description":"Its tools are no longer available."}`},
-		{"asked, one sentence", true, session.Notice{Text: "*Stopped after 50 model requests*"},
-			`{"sessionUpdate":"notice","severity":"info","title":"Stopped after 50 model requests"}`},
+		{"asked, text without a title (command output, an old event): text", true,
+			session.Notice{Text: "Permission mode is now **plan**."},
+			`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Permission mode is now **plan**."}}`},
 		{"asked, an unknown severity is info", true, session.Notice{Title: "x", Severity: "loud"},
 			`{"sessionUpdate":"notice","severity":"info","title":"x"}`},
 		{"not asked, a notice without text: made from its title", false, session.Notice{Title: "Session not saved", Description: "The disk is full."},
 			`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\n\n*Session not saved. The disk is full.*\n\n"}}`},
-		{"asked, nothing to say", true, session.Notice{Text: "\n\n[ ]\n\n"}, ""},
+		{"asked, a blank title: text", true, session.Notice{Title: " ", Text: "x"},
+			`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}`},
 		{"not asked, nothing to say", false, session.Notice{}, ""},
 	}
 	for _, c := range cases {

@@ -69,6 +69,7 @@ var knownTypes = map[string]bool{
 	TypeUsage:            true,
 	TypeContextReset:     true,
 	TypeGrant:            true,
+	TypeSystemPrompt:     true,
 }
 
 // Known reports whether a persisted log may hold events of this type.

@@ -96,7 +96,7 @@ func TestBridge(t *testing.T) {
 		suite.CheckUnknownNotif, suite.CheckBadParams, suite.CheckRelativeCwd, suite.CheckPromptTurn,
 		suite.CheckUpdatesBefore, suite.CheckCancel, suite.CheckCancelQuiet, suite.CheckCapabilities,
 		suite.CheckKnownID, suite.CheckStatusForward, suite.CheckPathsAbsolute, suite.CheckToolName,
-		suite.CheckLoadReplay, suite.CheckDeleteUnknown, suite.CheckNoticeGated, suite.CheckTermGated} {
+		suite.CheckLoadReplay, suite.CheckDeleteUnknown, suite.CheckNoticeGated, suite.CheckTermGated, suite.CheckFork} {
 		if s := status(rep, id); s != suite.Pass {
 			t.Errorf("%s: %s, want pass", id, s)
 		}

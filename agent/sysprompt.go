@@ -1,0 +1,82 @@
+package agent
+
+import (
+	"context"
+	"strings"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/session"
+)
+
+// The client's system prompt (systemPrompt on new, load, resume and fork,
+// advertised with sessionCapabilities.systemPrompt and mode.override).
+
+// parseSystemPrompt checks a client system prompt. The schema asks an agent
+// to refuse what it cannot apply rather than guess: an unknown mode, an
+// empty array, a block that is not text. nil stays nil (no client prompt).
+func parseSystemPrompt(sp *acp.SystemPrompt) (*session.SystemPrompt, error) {
+	if sp == nil {
+		return nil, nil
+	}
+	switch sp.Mode {
+	case acp.SystemPromptAppend, acp.SystemPromptOverride:
+	default:
+		return nil, acp.InvalidParams("invalid params: systemPrompt.mode %q is not supported (append or override)", sp.Mode)
+	}
+	if len(sp.Content) == 0 {
+		return nil, acp.InvalidParams("invalid params: systemPrompt.content is empty")
+	}
+	var parts []string
+	for i, b := range sp.Content {
+		if b.Type != "text" {
+			return nil, acp.InvalidParams("invalid params: systemPrompt.content[%d] is %q; only text blocks are supported", i, b.Type)
+		}
+		parts = append(parts, b.Text)
+	}
+	return &session.SystemPrompt{Mode: sp.Mode, Text: strings.Join(parts, "\n\n")}, nil
+}
+
+// ComposeSystemPrompt is the model's system prompt. own is the agent's
+// instructions with the context it supplies (workspace, mode); context is
+// that context alone. A client prompt in append mode follows own; in
+// override mode it takes the place of the instructions, and the context
+// stays (the schema lets an agent keep what it supplies from the workspace).
+func ComposeSystemPrompt(own, context string, client *session.SystemPrompt) string {
+	switch {
+	case client == nil || strings.TrimSpace(client.Text) == "":
+		return own
+	case client.Mode == acp.SystemPromptOverride:
+		return strings.TrimSpace(client.Text) + "\n\n" + strings.TrimSpace(context)
+	}
+	return own + "\n\n" + strings.TrimSpace(client.Text)
+}
+
+// setClientPrompt makes p the session's client prompt and logs it, so a
+// load or fork of the session gives the model the same instructions. A
+// request without one leaves the session's as it was.
+func (s *Session) setClientPrompt(p *session.SystemPrompt) {
+	if p == nil {
+		return
+	}
+	s.ctl.mu.Lock()
+	same := s.clientPrompt != nil && *s.clientPrompt == *p
+	s.clientPrompt = p
+	s.ctl.mu.Unlock()
+	if same {
+		return // the log has it already
+	}
+	s.emit(context.Background(), session.New(session.TypeSystemPrompt, *p))
+}
+
+// restoreClientPrompt finds the last client prompt of a session's events.
+func restoreClientPrompt(evs []session.Event) *session.SystemPrompt {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type != session.TypeSystemPrompt {
+			continue
+		}
+		if p, err := session.Decode[session.SystemPrompt](evs[i]); err == nil {
+			return &p
+		}
+	}
+	return nil
+}

@@ -129,10 +129,10 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentInfo:       &acp.Implementation{Name: a.o.Name, Version: a.o.Version, Title: "ACP Bridge"},
 		AgentCapabilities: acp.AgentCapabilities{
-			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: a.defaultModelImages()},
+			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: a.defaultModelImages()},
 			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, Fork: &acp.Empty{},
 				SystemPrompt: &acp.SystemPromptCaps{Mode: &acp.SystemPromptModeCaps{Override: &acp.Empty{}}}},
-			McpCapabilities:     acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
+			McpCapabilities: acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
 		AuthMethods: []acp.AuthMethod{},
 	}

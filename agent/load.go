@@ -183,8 +183,8 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	}
 	evs := lg.Events()
 	s.history, s.turns = rebuildHistory(evs)
-	s.RestoreControls(evs) // mode, model, title: as the session left them
-	s.restoreGrants(evs)   // "always allow / reject" answers
+	s.RestoreControls(evs)                    // mode, model, title: as the session left them
+	s.restoreGrants(evs)                      // "always allow / reject" answers
 	s.clientPrompt = restoreClientPrompt(evs) // not shared yet: no lock
 	if replay {
 		if err := a.replay(ctx, s, evs); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -50,19 +51,20 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 	a.mu.Lock()
 	caps := a.caps
 	a.mu.Unlock()
-	s := newSession(a, a.o.NewID(), roots, caps)
-	a.persist(s)
+	id := a.o.NewID()
+	s := newSession(a, id, roots, caps, a.newLog(id, roots), false)
+	// The fork's log starts with the source's events, folded as a load
+	// folds them: the same state. The editor is sent none of them: a fork
+	// answers like session/new, and the client has the conversation.
+	s.emitMu.Lock()
 	for _, ev := range evs {
-		s.log.Append(ev)
+		s.fold(s.log.Append(ev))
 	}
-	s.history, s.turns = rebuildHistory(evs)
-	s.RestoreControls(evs)
-	s.restoreGrants(evs)
-	s.clientPrompt = restoreClientPrompt(evs) // not shared yet: no lock
+	s.emitMu.Unlock()
 	a.mu.Lock()
 	if a.shutdown {
 		a.mu.Unlock()
-		s.log.Close()
+		s.close(registry.ErrShutdown)
 		return nil, acp.Errorf(acp.CodeInternalError, "internal error: the agent is shutting down")
 	}
 	a.sessions[s.id] = s
@@ -100,12 +102,14 @@ func (a *Agent) forkSource(id string) ([]session.Event, []string, error) {
 // half-made tool call would be refused by the model's API.
 func finishedTurns(evs []session.Event) []session.Event {
 	for i := len(evs) - 1; i >= 0; i-- {
-		switch evs[i].Type {
-		case session.TypeTurnEnd:
+		switch evs[i].Payload.(type) {
+		case session.TurnEnd:
 			return evs
-		case session.TypeTurnStart:
-			if i > 0 && evs[i-1].Type == session.TypeUserMessage {
-				i--
+		case session.TurnStart:
+			if i > 0 {
+				if _, ok := evs[i-1].Payload.(session.UserMessage); ok {
+					i--
+				}
 			}
 			return evs[:i]
 		}

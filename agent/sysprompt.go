@@ -58,25 +58,11 @@ func (s *Session) setClientPrompt(p *session.SystemPrompt) {
 	if p == nil {
 		return
 	}
-	s.ctl.mu.Lock()
-	same := s.clientPrompt != nil && *s.clientPrompt == *p
-	s.clientPrompt = p
-	s.ctl.mu.Unlock()
+	s.mu.Lock()
+	same := s.st.client != nil && *s.st.client == *p
+	s.mu.Unlock()
 	if same {
 		return // the log has it already
 	}
-	s.emit(context.Background(), session.New(session.TypeSystemPrompt, *p))
-}
-
-// restoreClientPrompt finds the last client prompt of a session's events.
-func restoreClientPrompt(evs []session.Event) *session.SystemPrompt {
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Type != session.TypeSystemPrompt {
-			continue
-		}
-		if p, err := session.Decode[session.SystemPrompt](evs[i]); err == nil {
-			return &p
-		}
-	}
-	return nil
+	s.emit(context.Background(), session.New(*p)) // apply makes it the session's
 }

@@ -29,21 +29,19 @@ func (s *Session) recordUsage(ctx context.Context, u *model.Usage) {
 	if size <= 0 {
 		size = defaultContextWindow
 	}
-	s.ctl.mu.Lock()
-	s.ctl.turnUsage.add(u)
-	s.ctl.mu.Unlock()
+	s.mu.Lock()
+	s.usage.add(u)
+	s.mu.Unlock()
 	ev := session.Usage{Used: u.InputTokens + u.OutputTokens, Size: size,
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Estimated: u.Estimated}
 	if m != nil && m.Price != nil {
-		s.ctl.mu.Lock()
-		s.ctl.cost += m.Price.cost(u)
-		ev.Cost, ev.Currency = s.ctl.cost, m.Price.Currency
-		s.ctl.mu.Unlock()
+		// The running total is in the event: applying it is what adds it.
+		ev.Cost, ev.Currency = s.controls().cost+m.Price.cost(u), m.Price.Currency
 		if ev.Currency == "" {
 			ev.Currency = "USD"
 		}
 	}
-	s.emit(ctx, session.New(session.TypeUsage, ev))
+	s.emit(ctx, session.New(ev))
 }
 
 // turnUsage sums the tokens of one turn's model requests for
@@ -67,10 +65,10 @@ func (t *turnUsage) add(u *model.Usage) {
 // takeTurnUsage returns the usage of the turn that just ended (nil when the
 // endpoint reported none) and starts the count again.
 func (s *Session) takeTurnUsage() *acp.Usage {
-	s.ctl.mu.Lock()
-	t := s.ctl.turnUsage
-	s.ctl.turnUsage = turnUsage{}
-	s.ctl.mu.Unlock()
+	s.mu.Lock()
+	t := s.usage
+	s.usage = turnUsage{}
+	s.mu.Unlock()
 	if !t.reported {
 		return nil
 	}
@@ -94,30 +92,23 @@ func (p *Price) cost(u *model.Usage) float64 {
 // maybeTitle names the session after its first exchange with the model,
 // from the user's first words: asking the model would cost a request and
 // make the title depend on an endpoint being up.
+//
+// A prompt with nothing to name it by (only attachments) leaves the session
+// untitled, and the next exchange tries again: whether the session has a
+// title is all the log needs to say.
 func (s *Session) maybeTitle(ctx context.Context, prompt string) {
-	s.ctl.mu.Lock()
-	if s.ctl.titleAsked {
-		s.ctl.mu.Unlock()
+	if s.controls().title != "" {
 		return
 	}
-	s.ctl.titleAsked = true
-	s.ctl.mu.Unlock()
 	title := titleFrom(prompt)
 	if title == "" {
 		return
 	}
-	s.ctl.mu.Lock()
-	s.ctl.title = title
-	s.ctl.mu.Unlock()
-	s.emit(ctx, session.New(session.TypeTitle, session.Title{Title: title, UpdatedAt: s.a.o.Now().UTC().Format(time.RFC3339)}))
+	s.emit(ctx, session.New(session.Title{Title: title, UpdatedAt: s.a.o.Now().UTC().Format(time.RFC3339)}))
 }
 
 // Title returns the session's title, "" before the first exchange.
-func (s *Session) Title() string {
-	s.ctl.mu.Lock()
-	defer s.ctl.mu.Unlock()
-	return s.ctl.title
-}
+func (s *Session) Title() string { return s.controls().title }
 
 const titleMax = 60
 
@@ -163,5 +154,5 @@ func (s *Session) observePlan(_ *registry.Def, _ *registry.Call, r registry.Resu
 	if entries == nil {
 		entries = []session.PlanEntry{}
 	}
-	s.emit(context.Background(), session.New(session.TypePlan, session.Plan{Entries: entries}))
+	s.emit(context.Background(), session.New(session.Plan{Entries: entries}))
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
-func evNotice(n session.Notice) session.Event { return session.New(session.TypeNotice, n) }
+func evNotice(n session.Notice) session.Event { return session.New(n) }
 
 // Status (a notice with a title) is a `notice` update for a client that
 // takes them and agent text otherwise, live and on replay alike; the

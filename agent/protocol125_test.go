@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/acp-bridge/acp-bridge/acp"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // A fork starts with the source's conversation: its next model request
@@ -367,5 +368,100 @@ func (p *eventsProvider) Stream(context.Context, *model.Request) iter.Seq2[model
 				return
 			}
 		}
+	}
+}
+
+// Reasoning effort is a thought_level config option for a model that takes
+// one: its value goes in the model request, it is logged with the controls
+// (a reload keeps it), and a model that takes none neither offers it nor
+// gets one.
+func TestReasoningEffort(t *testing.T) {
+	e := newStEnv(t)
+	open := func() (*Agent, *recorder, *recorder) {
+		think := &recorder{p: eventsModel(nil)}
+		plain := &recorder{p: eventsModel(nil)}
+		st, err := session.OpenStore(e.dir, &session.StoreOptions{Now: e.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := New(&stClient{}, Options{Store: st, Now: e.clock, Models: []ModelChoice{
+			{ID: "p/think", Name: "Think", Provider: think, ReasoningEfforts: []string{"low", "medium", "high"}},
+			{ID: "p/plain", Name: "Plain", Provider: plain}}})
+		if _, err := a.Initialize(t.Context(), &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(a.Shutdown)
+		return a, think, plain
+	}
+	effortOption := func(opts []acp.ConfigOption) *acp.ConfigOption {
+		for i := range opts {
+			if opts[i].Category == acp.CategoryThoughtLevel {
+				return &opts[i]
+			}
+		}
+		return nil
+	}
+	set := func(a *Agent, id, opt, v string) ([]acp.ConfigOption, error) {
+		r, err := a.SetSessionConfigOption(t.Context(), &acp.SetConfigOptionRequest{SessionID: id, ConfigID: opt, Value: json.RawMessage(`"` + v + `"`)})
+		if err != nil {
+			return nil, err
+		}
+		return r.ConfigOptions, nil
+	}
+	run := func(a *Agent, id string) {
+		if _, err := a.Prompt(t.Context(), &acp.PromptRequest{SessionID: id, Prompt: []acp.ContentBlock{acp.TextBlock("think")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	a, think, plain := open()
+	resp, err := a.NewSession(t.Context(), &acp.NewSessionRequest{Cwd: e.cwd, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.SessionID
+	if o := effortOption(resp.ConfigOptions); o == nil || o.ID != "reasoning_effort" || o.CurrentValue != "medium" || len(o.Options) != 3 {
+		t.Fatalf("thought_level option = %+v", o)
+	}
+	run(a, id)
+	if opts, err := set(a, id, "reasoning_effort", "high"); err != nil || effortOption(opts).CurrentValue != "high" {
+		t.Fatalf("set high: %v %+v", err, opts)
+	}
+	run(a, id)
+	if _, err := set(a, id, "reasoning_effort", "extreme"); acpCode(err) != acp.CodeInvalidParams {
+		t.Errorf("an effort the model does not take: %v", err)
+	}
+	opts, err := set(a, id, "model", "p/plain")
+	if err != nil || effortOption(opts) != nil {
+		t.Errorf("a model without efforts still offers one: %v %+v", err, opts)
+	}
+	run(a, id)
+	if _, err := set(a, id, "reasoning_effort", "low"); acpCode(err) != acp.CodeInvalidParams {
+		t.Errorf("an effort for a model that takes none: %v", err)
+	}
+	if _, err := set(a, id, "model", "p/think"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range think.requests() {
+		got = append(got, r.ReasoningEffort)
+	}
+	if strings.Join(got, ",") != "medium,high" || plain.requests()[0].ReasoningEffort != "" {
+		t.Errorf("efforts sent %v, to the plain model %q", got, plain.requests()[0].ReasoningEffort)
+	}
+
+	// A new process: the load folds the logged choice.
+	a.Shutdown()
+	a2, think2, _ := open()
+	load, err := a2.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: id, Cwd: e.cwd, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := effortOption(load.ConfigOptions); o == nil || o.CurrentValue != "high" {
+		t.Errorf("after a reload the effort is %+v, want high", o)
+	}
+	run(a2, id)
+	if r := think2.requests(); len(r) != 1 || r[0].ReasoningEffort != "high" {
+		t.Errorf("after a reload the request's effort is %v", r)
 	}
 }

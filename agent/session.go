@@ -367,9 +367,11 @@ func (s *Session) permissionGate(_ context.Context, d *registry.Def, c *registry
 // request is the next model request's messages, tools aside.
 func (s *Session) request() *model.Request {
 	sys := s.systemPrompt() + s.codePrompt()
+	effort := s.reasoningEffort()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: sys}}, s.st.history...)}
+	return &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: sys}}, s.st.history...),
+		ReasoningEffort: effort}
 }
 
 // closeOpen gives every call still without a result a failed one, with

@@ -38,11 +38,12 @@ type state struct {
 
 // ctlState is the session's selectable settings and what it has cost.
 type ctlState struct {
-	mode  string        // a permission mode
-	model string        // a ModelChoice ID; "" when the agent has no models
-	tools codemode.Mode // the tools mode
-	title string        // "" until the first exchange names the session
-	cost  float64       // cumulative, when the model has prices
+	mode   string        // a permission mode
+	model  string        // a ModelChoice ID; "" when the agent has no models
+	tools  codemode.Mode // the tools mode
+	effort string        // the reasoning effort chosen, "" for the model's default
+	title  string        // "" until the first exchange names the session
+	cost   float64       // cumulative, when the model has prices
 }
 
 // openCall is a tool call without a result: carded when its tool/call is in
@@ -125,6 +126,9 @@ func (st *state) apply(ev session.Event) {
 		}
 		if p.Model != "" && st.offered != nil && st.offered(p.Model) {
 			st.ctl.model = p.Model
+		}
+		if p.Effort != "" {
+			st.ctl.effort = p.Effort
 		}
 		if m, err := codemode.ParseMode(p.Tools); err == nil && p.Tools != "" {
 			st.ctl.tools = m // a mode this build does not know keeps the one before

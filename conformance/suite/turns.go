@@ -441,8 +441,11 @@ func buildView(es []*Entry) *transcriptView {
 			var out struct {
 				Data string `json:"data"`
 			}
-			if json.Unmarshal(meta["terminal_output"], &out) == nil {
-				c.terminal.WriteString(out.Data)
+			for _, k := range []string{"terminal_output", "terminal_output_delta"} { // both append
+				out.Data = ""
+				if json.Unmarshal(meta[k], &out) == nil {
+					c.terminal.WriteString(out.Data)
+				}
 			}
 			if x, ok := meta["terminal_exit"]; ok {
 				c.exit = x

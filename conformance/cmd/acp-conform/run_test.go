@@ -103,6 +103,30 @@ func TestBridge(t *testing.T) {
 	}
 }
 
+// TestBridgeOptIns runs the suite against acp-bridge as a client that opts
+// in to notices, compaction updates and terminal output deltas: the gates
+// then check the bridge sends only what such a client asked for.
+func TestBridgeOptIns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole suite again")
+	}
+	t.Setenv("ACP_BRIDGE_STATE_DIR", t.TempDir())
+	bin, err := buildBridge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, _ := filepath.Abs("testdata/bridge-model.json")
+	code, rep, text := runConform(t, "-notices", "-compaction", "-terminal-output-delta", "--", bin, "--model", "script:"+script)
+	if code != 0 || !rep.Conformant {
+		t.Errorf("exit %d, conformant %v; want 0, true\n%s", code, rep.Conformant, text)
+	}
+	for _, id := range []string{suite.CheckNoticeGated, suite.CheckTermGated, suite.CheckSchemaAgent, suite.CheckToolName, suite.CheckLoadReplay, suite.CheckFork} {
+		if s := status(rep, id); s != suite.Pass {
+			t.Errorf("%s: %s, want pass", id, s)
+		}
+	}
+}
+
 // TestExampleAgent runs the suite against acp-go-sdk's example agent, an
 // agent this project did not write. It is skipped when that cannot be built.
 func TestExampleAgent(t *testing.T) {

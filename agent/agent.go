@@ -216,11 +216,11 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	if err != nil {
 		return nil, err
 	}
-	stop, err := s.prompt(ctx, req.Prompt)
+	stop, usage, err := s.prompt(ctx, req.Prompt)
 	if err != nil {
 		return nil, err
 	}
-	return &acp.PromptResponse{StopReason: stop, Usage: s.takeTurnUsage()}, nil
+	return &acp.PromptResponse{StopReason: stop, Usage: usage}, nil
 }
 
 // Cancel stops the session's running turn, if any. It does not block.

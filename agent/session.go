@@ -174,17 +174,18 @@ func (s *Session) stopTurn(cause error) {
 	}
 }
 
-// prompt runs one turn to its stop reason.
-func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, error) {
+// prompt runs one turn to its stop reason, and says what tokens it took
+// (nil when the endpoint reported none).
+func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, *acp.Usage, error) {
 	text, images, err := s.promptContent(blocks)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	s.awaitAnnounced(ctx)
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()
-		return "", acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
+		return "", nil, acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
 	}
 	// The turn ends when the request does ($/cancel_request, the connection
 	// closing) or on session/cancel; the cause says which, so tools know
@@ -193,6 +194,7 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 	unhook := context.AfterFunc(ctx, func() { stop(s.a.cancelCause()) })
 	defer unhook()
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
+	s.usage = turnUsage{}
 	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last
 	s.mu.Unlock()
 	defer func() {
@@ -213,7 +215,7 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 	}
 	s.closeOpen(ctx, true, "ABORTED", "tool call aborted", "tool call aborted before it started")
 	s.emit(ctx, session.New(session.TurnEnd{Turn: turn, StopReason: string(reason)}))
-	return reason, nil
+	return reason, s.takeTurnUsage(), nil // still running: no other turn adds to it
 }
 
 // run is the turn loop: model, tools, results back to the model, until the

@@ -62,7 +62,7 @@ func (t *turnUsage) add(u *model.Usage) {
 	t.cached += uint64(max(u.CachedTokens, 0))
 }
 
-// takeTurnUsage returns the usage of the turn that just ended (nil when the
+// takeTurnUsage returns the usage of the running turn (nil when the
 // endpoint reported none) and starts the count again.
 func (s *Session) takeTurnUsage() *acp.Usage {
 	s.mu.Lock()

@@ -54,7 +54,7 @@ func ComposeSystemPrompt(own, context string, client *session.SystemPrompt) stri
 // setClientPrompt makes p the session's client prompt and logs it, so a
 // load or fork of the session gives the model the same instructions. A
 // request without one leaves the session's as it was.
-func (s *Session) setClientPrompt(p *session.SystemPrompt) {
+func (s *conversation) setClientPrompt(p *session.SystemPrompt) {
 	if p == nil {
 		return
 	}

@@ -165,7 +165,8 @@ func (s *conversation) cmdCompact(ctx context.Context, arg string) acp.StopReaso
 			if ctx.Err() != nil {
 				return acp.StopCancelled
 			}
-			s.notice(ctx, fmt.Sprintf("\n\nCompaction failed, the context is unchanged: %v", err))
+			s.status(ctx, session.Notice{Text: fmt.Sprintf("\n\nCompaction failed, the context is unchanged: %v", err),
+				Severity: acp.NoticeError, Title: "Compaction failed", Description: fmt.Sprintf("%v. The context is unchanged.", err)})
 			return acp.StopEndTurn
 		}
 		switch ev.Kind {
@@ -180,7 +181,8 @@ func (s *conversation) cmdCompact(ctx context.Context, arg string) acp.StopReaso
 	}
 	text := strings.TrimSpace(summary.String())
 	if text == "" {
-		s.notice(ctx, "Compaction failed, the context is unchanged: the model returned no summary.")
+		s.status(ctx, session.Notice{Text: "Compaction failed, the context is unchanged: the model returned no summary.",
+			Severity: acp.NoticeError, Title: "Compaction failed", Description: "The model returned no summary. The context is unchanged."})
 		return acp.StopEndTurn
 	}
 	// Applying the reset replaces the context with the summary (state.go).

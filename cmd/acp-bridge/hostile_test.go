@@ -133,13 +133,18 @@ func TestHostileInput(t *testing.T) {
 			for !gotAnswer || !gotPing {
 				line := b.next()
 				var m struct {
-					ID    json.RawMessage     `json:"id"`
-					Error *struct{ Code int } `json:"error"`
+					ID     json.RawMessage     `json:"id"`
+					Method string              `json:"method"`
+					Error  *struct{ Code int } `json:"error"`
 				}
 				if err := json.Unmarshal(line, &m); err != nil {
 					t.Fatalf("stdout line is not JSON: %.200q", line)
 				}
 				switch {
+				case m.Method == "session/update" && len(m.ID) == 0:
+					// A session's own news (its command list, sent once the
+					// session/new response is out) may land here on a busy
+					// machine: it answers nothing and is no stray.
 				case string(m.ID) == ping:
 					gotPing = true
 				case tt.want != noAnswer && !gotAnswer && string(m.ID) == wantID:

@@ -309,7 +309,7 @@ func TestStatusNotices(t *testing.T) {
 			"Retrying the model request", "retrying in 0.0s, attempt 2 of 3"},
 		{"max_turn_requests", [][]model.Event{{{Kind: model.EventToolCall, ToolCall: &model.ToolCall{ID: "c1", Name: "read",
 			Arguments: json.RawMessage(`{"file_path":"a.go"}`)}}, {Kind: model.EventFinish, Finish: model.FinishToolCalls}}}, 1,
-			"Stopped after 1 model requests", "Stopped after 1 model requests in this turn"},
+			"Stopped after 1 model requests", "reached its limit of 1 model requests"},
 	}
 	for _, c := range cases {
 		for _, notices := range []bool{true, false} {

@@ -177,8 +177,9 @@ func (s *Session) cmdCompact(ctx context.Context, arg string) acp.StopReason {
 		case model.EventText:
 			summary.WriteString(ev.Text)
 		case model.EventRetry:
-			summary.Reset()
 			s.notice(ctx, retryMessage(ev.Retry))
+		case model.EventDiscard:
+			summary.Reset()
 		case model.EventUsage:
 			s.recordUsage(ctx, ev.Usage)
 		}
@@ -271,6 +272,9 @@ func (s *Session) cmdTools(ctx context.Context, _ string) acp.StopReason {
 	s.notice(ctx, b.String())
 	return acp.StopEndTurn
 }
+
+// discardMessage follows an answer a retry replaced with a different one.
+const discardMessage = "\n\n*The retried request answered differently; the answer above is abandoned and the new one follows.*\n\n"
 
 // retryMessage is the short line shown when a model request is retried.
 func retryMessage(r *model.RetryInfo) string {

@@ -269,11 +269,14 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 		case model.EventUsage:
 			s.recordUsage(ctx, ev.Usage)
 		case model.EventRetry:
-			// The failed attempt's output is void: say so where it stopped.
+			// Say so where it stopped. What was shown stands: the retry
+			// continues it (model.Retry does not repeat it) or discards it.
+			s.notice(ctx, retryMessage(ev.Retry))
+		case model.EventDiscard:
 			text.Reset()
 			thought.Reset()
 			msg.ToolCalls = nil
-			s.notice(ctx, retryMessage(ev.Retry))
+			s.notice(ctx, discardMessage)
 		}
 	}
 	msg.Content, msg.Reasoning = text.String(), thought.String()

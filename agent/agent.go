@@ -37,6 +37,9 @@ type Options struct {
 	// /model); the first, or DefaultModel, is the default. Empty: Model alone.
 	Models       []ModelChoice
 	DefaultModel string
+	// MoreModels, if set, adds models learnt after start (an endpoint's
+	// /models list) to Models; it is called whenever the list is needed.
+	MoreModels func() []ModelChoice
 	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
 	PermissionMode string
 	// MCPStartTimeout bounds how long session/new waits for the session's

@@ -244,7 +244,7 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run(context.Background(), []string{"--help"}, nil, &out, &errb); code != 0 || out.Len() != 0 || !strings.Contains(errb.String(), "-model string") {
+	if code := run(context.Background(), []string{"--help"}, nil, &out, &errb); code != 0 || errb.Len() != 0 || !strings.Contains(out.String(), "-model string") {
 		t.Errorf("--help: code %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 	if code := run(context.Background(), []string{"--no-such-flag"}, nil, &out, &errb); code != 2 {

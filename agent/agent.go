@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -158,6 +159,10 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	}
 	if !filepath.IsAbs(req.Cwd) {
 		return nil, acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", req.Cwd)
+	}
+	if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
+		// Every tool would fail there; say so now, naming the path.
+		return nil, acp.InvalidParams("invalid params: cwd %q is not an existing directory", req.Cwd)
 	}
 	roots := []string{filepath.Clean(req.Cwd)}
 	for _, d := range req.AdditionalDirectories {

@@ -219,7 +219,7 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 			s.notice(ctx, fmt.Sprintf("\n\n[Model request failed: %v]\n\n", err))
 			return acp.StopEndTurn
 		}
-		s.commit(msg)
+		cards := s.commit(msg)
 		if len(msg.ToolCalls) == 0 {
 			switch finish {
 			case model.FinishLength:
@@ -230,7 +230,11 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 			return acp.StopEndTurn
 		}
 		// Each result enters the context as it is logged (state.apply).
-		s.runTools(ctx, msg.ToolCalls)
+		calls := slices.Clone(msg.ToolCalls)
+		for i := range calls {
+			calls[i].ID = cards[i] // the editor's cards and the tool events use the session-unique ids
+		}
+		s.runTools(ctx, calls)
 		if ctx.Err() != nil {
 			return acp.StopCancelled
 		}
@@ -242,11 +246,16 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 }
 
 // commit logs a complete model response; applying it adds it to the context.
-func (s *Session) commit(msg model.Message) {
+// commit logs a complete response and returns its calls' card ids.
+func (s *Session) commit(msg model.Message) []string {
 	if msg.Content == "" && msg.Reasoning == "" && len(msg.ToolCalls) == 0 {
-		return
+		return nil
 	}
-	s.emit(context.Background(), assistantEvent(msg))
+	s.mu.Lock()
+	cards := s.st.cardIDs(msg.ToolCalls)
+	s.mu.Unlock()
+	s.emit(context.Background(), assistantEvent(msg, cards))
+	return cards
 }
 
 // stream makes one model request, emitting text and thoughts as they arrive.

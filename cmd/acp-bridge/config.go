@@ -42,6 +42,7 @@ type config struct {
 
 	maxTurn           int
 	maxTokens         int
+	maxTokensFlag     bool // --max-tokens: for the chosen model, over its own setting
 	contextWindow     int
 	images            bool
 	imagesSet         bool
@@ -318,7 +319,7 @@ func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.Fl
 		cfg.maxTurn = f.maxTurn
 	}
 	if set["max-tokens"] {
-		cfg.maxTokens = f.maxTokens
+		cfg.maxTokens, cfg.maxTokensFlag = f.maxTokens, true
 	}
 	if set["context-window"] {
 		cfg.contextWindow = f.contextWindow
@@ -642,14 +643,18 @@ func (c *config) check() error {
 }
 
 // builtinDeepSeek is the provider used unless the config file redefines it.
-func builtinDeepSeek() providerConfig {
-	return providerConfig{Name: "deepseek", BaseURL: model.DeepSeekBaseURL, APIKeyEnv: model.DeepSeekKeyEnv,
+func (c *config) builtinDeepSeek() providerConfig {
+	p := providerConfig{Name: "deepseek", BaseURL: model.DeepSeekBaseURL, APIKeyEnv: model.DeepSeekKeyEnv,
 		Models: []modelConfig{
 			// deepseek-chat stops at 4096 output tokens unless asked for more;
 			// 8192 is its ceiling. A coding agent writes whole files.
 			{Name: "deepseek-chat", ContextWindow: 128000, MaxTokens: 8192},
 			{Name: "deepseek-reasoner", ContextWindow: 128000},
 		}}
+	if c.maxTokens != 0 {
+		p.Models[0].MaxTokens = 0 // limits.max_tokens or --max-tokens decides
+	}
+	return p
 }
 
 func isDeepSeek(baseURL string) bool {
@@ -677,7 +682,7 @@ func (c *config) catalog() (provs []providerConfig, defaultID string, err error)
 	// The built-in DeepSeek models are offered unless another endpoint was
 	// named: a local server's user has no DeepSeek key.
 	if !containsProvider(provs, "deepseek") && (c.baseURL == "" || isDeepSeek(c.baseURL)) {
-		provs = append(provs, builtinDeepSeek())
+		provs = append(provs, c.builtinDeepSeek())
 	}
 	name, modelName := "", c.model
 	if p, m, ok := strings.Cut(c.model, "/"); ok && containsProvider(provs, p) {
@@ -687,7 +692,7 @@ func (c *config) catalog() (provs []providerConfig, defaultID string, err error)
 		ep := providerConfig{Name: "endpoint", BaseURL: c.baseURL}
 		switch {
 		case isDeepSeek(c.baseURL):
-			ep = builtinDeepSeek()
+			ep = c.builtinDeepSeek()
 			ep.BaseURL = c.baseURL
 		case strings.EqualFold(hostOf(c.baseURL), "api.openai.com"):
 			ep.Name = "openai"
@@ -830,6 +835,9 @@ func (c *config) choice(p providerConfig, m modelConfig, def string) (agent.Mode
 		}
 		if c.imagesSet {
 			m.Images = c.images
+		}
+		if c.maxTokensFlag {
+			m.MaxTokens = c.maxTokens
 		}
 	}
 	maxTokens := m.MaxTokens

@@ -41,8 +41,8 @@ func readmeSettings(t *testing.T) map[string]readmeSetting {
 	}
 	opt := func(def *modelChoiceView) (o struct {
 		base, keyEnv, key string
-		maxTokens        int
-		idle             time.Duration
+		maxTokens         int
+		idle              time.Duration
 	}) {
 		if def != nil && def.openai != nil {
 			x := def.openai.Options()
@@ -52,7 +52,9 @@ func readmeSettings(t *testing.T) map[string]readmeSetting {
 	}
 	return map[string]readmeSetting{
 		"endpoint": {value: readmeEndpoint, args: []string{"--model", "m"}, yaml: providerYAML,
-			check: func(_ *config, d *modelChoiceView, _ string) error { return eq("base URL", opt(d).base, readmeEndpoint) }},
+			check: func(_ *config, d *modelChoiceView, _ string) error {
+				return eq("base URL", opt(d).base, readmeEndpoint)
+			}},
 		"model": {value: "m2", check: func(_ *config, _ *modelChoiceView, id string) error {
 			if !strings.HasSuffix(id, "/m2") {
 				return fmt.Errorf("default model %s, want …/m2", id)
@@ -65,10 +67,12 @@ func readmeSettings(t *testing.T) map[string]readmeSetting {
 		"context window": {value: "32768", yaml: providerYAML, check: func(_ *config, d *modelChoiceView, _ string) error {
 			return eq("context window", d.ctxWindow, 32768)
 		}},
-		"images": {value: "true", yaml: providerYAML, check: func(_ *config, d *modelChoiceView, _ string) error { return eq("images", d.images, true) }},
+		"images":     {value: "true", yaml: providerYAML, check: func(_ *config, d *modelChoiceView, _ string) error { return eq("images", d.images, true) }},
 		"max tokens": {value: "777", check: func(_ *config, d *modelChoiceView, _ string) error { return eq("max tokens", opt(d).maxTokens, 777) }},
-		"permission mode": {value: "plan", check: func(c *config, _ *modelChoiceView, _ string) error { return eq("permission mode", c.permissionMode, "plan") }},
-		"tools mode":      {value: "code", check: func(c *config, _ *modelChoiceView, _ string) error { return eq("tools mode", c.toolsMode, "code") }},
+		"permission mode": {value: "plan", check: func(c *config, _ *modelChoiceView, _ string) error {
+			return eq("permission mode", c.permissionMode, "plan")
+		}},
+		"tools mode": {value: "code", check: func(c *config, _ *modelChoiceView, _ string) error { return eq("tools mode", c.toolsMode, "code") }},
 		"requests per turn": {value: "7", check: func(c *config, _ *modelChoiceView, _ string) error {
 			return eq("max turn requests", c.maxTurn, 7)
 		}},
@@ -76,9 +80,13 @@ func readmeSettings(t *testing.T) map[string]readmeSetting {
 		"stream idle timeout": {value: "45s", check: func(_ *config, d *modelChoiceView, _ string) error {
 			return eq("idle timeout", opt(d).idle, 45*time.Second)
 		}},
-		"log level":    {value: "debug", check: func(c *config, _ *modelChoiceView, _ string) error { return eq("log level", c.logLevel, "debug") }},
-		"log file":     {value: filepath.Join(dir, "x.log"), check: func(c *config, _ *modelChoiceView, _ string) error { return eq("log file", c.logFile, filepath.Join(dir, "x.log")) }},
-		"session logs": {value: filepath.Join(dir, "state"), check: func(c *config, _ *modelChoiceView, _ string) error { return eq("state dir", c.stateDir, filepath.Join(dir, "state")) }},
+		"log level": {value: "debug", check: func(c *config, _ *modelChoiceView, _ string) error { return eq("log level", c.logLevel, "debug") }},
+		"log file": {value: filepath.Join(dir, "x.log"), check: func(c *config, _ *modelChoiceView, _ string) error {
+			return eq("log file", c.logFile, filepath.Join(dir, "x.log"))
+		}},
+		"session logs": {value: filepath.Join(dir, "state"), check: func(c *config, _ *modelChoiceView, _ string) error {
+			return eq("state dir", c.stateDir, filepath.Join(dir, "state"))
+		}},
 		"config file": {value: other, check: func(c *config, _ *modelChoiceView, id string) error {
 			if c.configPath != other || !strings.HasSuffix(id, "/from-file") {
 				return fmt.Errorf("config %q, model %s; want %s and its model", c.configPath, id, other)

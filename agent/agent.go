@@ -125,7 +125,11 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	a.mu.Lock()
 	a.caps = req.ClientCapabilities
 	a.mu.Unlock()
-	a.log.Info("initialize", "clientVersion", req.ProtocolVersion, "client", req.ClientInfo,
+	client := "unnamed" // a name and version, never a Go value
+	if ci := req.ClientInfo; ci != nil {
+		client = strings.TrimSpace(ci.Name + " " + ci.Version)
+	}
+	a.log.Info("initialize", "protocolVersion", req.ProtocolVersion, "client", client,
 		"terminalOutput", req.ClientCapabilities.TerminalOutput())
 	// We speak version 1 only: a client asking for 1 gets 1; any other
 	// request gets our latest, and the client decides whether to go on.

@@ -171,3 +171,65 @@ func TestRetryDoesNotRepeatTheAnswer(t *testing.T) {
 		t.Errorf("the model's context ends with %+v", last)
 	}
 }
+
+// answersDifferently streams "first try" and fails the first time, then
+// answers something else: a retry that does not repeat the cut answer.
+type answersDifferently struct{ n int }
+
+func (c *answersDifferently) Stream(_ context.Context, _ *model.Request) iter.Seq2[model.Event, error] {
+	c.n++
+	first := c.n == 1
+	return func(yield func(model.Event, error) bool) {
+		if first {
+			if yield(model.Event{Kind: model.EventText, Text: "first try"}, nil) {
+				yield(model.Event{}, &model.Error{Kind: model.ErrTransport, Msg: "connection reset"})
+			}
+			return
+		}
+		_ = yield(model.Event{Kind: model.EventText, Text: "Second answer."}, nil) &&
+			yield(model.Event{Kind: model.EventUsage, Usage: &model.Usage{InputTokens: 1, OutputTokens: 1}}, nil) &&
+			yield(model.Event{Kind: model.EventFinish, Finish: model.FinishStop}, nil)
+	}
+}
+
+// TestAbandonedAttemptOnReload: live, the cut answer stays on screen and a
+// note says it was abandoned; the log marks it, and a reload shows only the
+// answer that counted.
+func TestAbandonedAttemptOnReload(t *testing.T) {
+	dir, cwd := t.TempDir(), t.TempDir()
+	p := model.Retry(&answersDifferently{}, model.RetryOptions{Sleep: func(context.Context, time.Duration) error { return nil }})
+	a1, c1 := foldAgent(t, dir, p)
+	resp, err := a1.NewSession(t.Context(), &acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a1.Prompt(t.Context(), &acp.PromptRequest{SessionID: resp.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	c1.mu.Lock()
+	live := strings.Join(c1.updates, "\n")
+	c1.mu.Unlock()
+	for _, want := range []string{"first try", "abandoned", "Second answer."} {
+		if !strings.Contains(live, want) {
+			t.Errorf("the live thread lacks %q:\n%s", want, live)
+		}
+	}
+	a1.Shutdown()
+
+	a2, c2 := foldAgent(t, dir, p)
+	if _, err := a2.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: resp.SessionID, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	c2.mu.Lock()
+	replayed := strings.Join(c2.updates, "\n")
+	c2.mu.Unlock()
+	if strings.Contains(replayed, "first try") || strings.Contains(replayed, "abandoned") {
+		t.Errorf("the reload shows the abandoned attempt:\n%s", replayed)
+	}
+	if strings.Count(replayed, "Second answer.") != 1 {
+		t.Errorf("the reload does not show the answer once:\n%s", replayed)
+	}
+	if h := a2.liveSession(t, resp.SessionID).history(); h[len(h)-1].Content != "Second answer." {
+		t.Errorf("the reloaded context ends with %+v", h[len(h)-1])
+	}
+}

@@ -295,7 +295,7 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 			text.Reset()
 			thought.Reset()
 			msg.ToolCalls = nil
-			s.notice(ctx, discardMessage)
+			s.emit(ctx, session.New(session.AttemptAbandoned{Note: discardMessage}))
 		}
 	}
 	msg.Content, msg.Reasoning = text.String(), thought.String()

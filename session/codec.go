@@ -14,6 +14,7 @@ import (
 func (UserMessage) EventType() string      { return TypeUserMessage }
 func (UserContext) EventType() string      { return TypeUserContext }
 func (AssistantChunk) EventType() string   { return TypeAssistantChunk }
+func (AttemptAbandoned) EventType() string { return TypeAttemptAbandoned }
 func (AssistantMessage) EventType() string { return TypeAssistantMessage }
 func (ToolCall) EventType() string         { return TypeToolCall }
 func (ToolStatus) EventType() string       { return TypeToolStatus }
@@ -33,6 +34,7 @@ func (Grant) EventType() string            { return TypeGrant }
 func (UserMessage) sealed()      {}
 func (UserContext) sealed()      {}
 func (AssistantChunk) sealed()   {}
+func (AttemptAbandoned) sealed() {}
 func (AssistantMessage) sealed() {}
 func (ToolCall) sealed()         {}
 func (ToolStatus) sealed()       {}
@@ -56,6 +58,7 @@ var decoders = map[string]func([]byte) (Payload, error){
 	TypeUserMessage:      decode[UserMessage],
 	TypeUserContext:      decode[UserContext],
 	TypeAssistantChunk:   decode[AssistantChunk],
+	TypeAttemptAbandoned: decode[AttemptAbandoned],
 	TypeAssistantMessage: decode[AssistantMessage],
 	TypeToolCall:         decode[ToolCall],
 	TypeToolStatus:       decode[ToolStatus],

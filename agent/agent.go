@@ -10,6 +10,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -67,6 +70,10 @@ type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now
 	NewID  func() string    // session ids; default random
+	// CheckDir says why a session's cwd cannot be used (nil: it can);
+	// default: it must be an existing directory. Tests with a workspace
+	// that lives only in the editor replace it.
+	CheckDir func(path string) error
 }
 
 // Agent serves one ACP connection. It implements acp.Agent.
@@ -158,6 +165,22 @@ func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) 
 	return nil, acp.InvalidParams("invalid params: unknown auth method %q (this agent advertises none)", req.MethodID)
 }
 
+func (a *Agent) checkDir(path string) error {
+	if a.o.CheckDir != nil {
+		return a.o.CheckDir(path)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("does not exist")
+	case err != nil:
+		return fmt.Errorf("cannot be used: %v", err)
+	case !fi.IsDir():
+		return errors.New("is not a directory")
+	}
+	return nil
+}
+
 // NewSession starts a session rooted at the absolute cwd.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
 	if strings.ContainsRune(req.Cwd, 0) {
@@ -166,9 +189,9 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	if !filepath.IsAbs(req.Cwd) {
 		return nil, acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", req.Cwd)
 	}
-	if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
+	if err := a.checkDir(req.Cwd); err != nil {
 		// Every tool would fail there; say so now, naming the path.
-		return nil, acp.InvalidParams("invalid params: cwd %q is not an existing directory", req.Cwd)
+		return nil, acp.InvalidParams("invalid params: cwd %q %v", req.Cwd, err)
 	}
 	roots := []string{filepath.Clean(req.Cwd)}
 	for _, d := range req.AdditionalDirectories {

@@ -51,7 +51,7 @@ func TestBinaryPipedRequests(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + strconvQuote(dir) + `,"mcpServers":[]}}` + "\n"
 	bridgeBinary(t) // built before the clock starts
 	start := time.Now()
-	out, errb, code := runBinary(t, in, nil, "--model", "script:"+helloScript(t), "--state-dir", "")
+	out, errb, code := runBinary(t, in, nil, "--model", "script:"+helloScript(t), "--state-dir", "", "--log-level", "debug")
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, errb)
 	}
@@ -67,6 +67,11 @@ func TestBinaryPipedRequests(t *testing.T) {
 	}
 	if !ids[1] || !ids[2] {
 		t.Errorf("answered %v, want ids 1 and 2; stdout:\n%s", ids, out)
+	}
+	for _, goValue := range []string{"<nil>", "&{", "map[", "0xc0"} {
+		if strings.Contains(errb, goValue) {
+			t.Errorf("the log prints a Go value (%q):\n%s", goValue, errb)
+		}
 	}
 	if d := time.Since(start); d > drainTimeout {
 		t.Errorf("took %v to answer and exit", d)

@@ -400,7 +400,10 @@ func (p *OpenAI) keyHint() string {
 func (p *OpenAI) baseURLHint() string {
 	base := strings.TrimRight(p.o.BaseURL, "/")
 	if u, err := url.Parse(base); err == nil && !strings.Contains(u.Path, "/v1") && !strings.Contains(u.Path, "/openai") {
-		return fmt.Sprintf("The base URL probably lacks /v1: try %s/v1", base)
+		if u.Path == "" {
+			return fmt.Sprintf("The base URL probably lacks /v1: try %s/v1", base)
+		}
+		return fmt.Sprintf("The base URL probably should end in /v1 (e.g. %s://%s/v1)", u.Scheme, u.Host)
 	}
 	return fmt.Sprintf("Check the base URL (%s): it should be the part before /chat/completions", base)
 }

@@ -72,3 +72,20 @@ func TestOpenAIWholeResponse(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 }
+
+func TestBaseURLHint(t *testing.T) {
+	for base, want := range map[string]string{
+		"http://localhost:11434":                                   "lacks /v1: try http://localhost:11434/v1",
+		"http://localhost:11434/api":                               "should end in /v1 (e.g. http://localhost:11434/v1)",
+		"http://localhost:8000/v1":                                 "Check the base URL (http://localhost:8000/v1)",
+		"https://generativelanguage.googleapis.com/v1beta/openai/": "Check the base URL",
+	} {
+		p, err := NewOpenAI(OpenAIOptions{BaseURL: base, Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.baseURLHint(); !strings.Contains(got, want) {
+			t.Errorf("%s: hint %q lacks %q", base, got, want)
+		}
+	}
+}

@@ -122,7 +122,11 @@ Models:
   Any OpenAI-compatible chat-completions endpoint works (OpenAI, Ollama, vLLM,
   llama.cpp's server, LM Studio): give --base-url (or OPENAI_BASE_URL) and
   --model; the key is read from --api-key-env NAME, else OPENAI_API_KEY (a
-  local server needs none). --model script:FILE replays a scripted model.
+  local server needs none). With --base-url the picker offers that endpoint's
+  models (its /models list, when it answers within 1.5s) and the config file's
+  providers, not the DeepSeek ones. --model script:FILE replays a scripted model.
+  Failed requests are retried (429, 5xx, dropped or stalled streams) within two
+  minutes in all; a refused connection or a non-API answer ends the turn at once.
 
 Environment:
   ACP_BRIDGE_CONFIG             the config file (like --config)

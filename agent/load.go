@@ -217,7 +217,7 @@ func (s *conversation) foldLog(ctx context.Context, send bool) error {
 func (s *conversation) replay(ctx context.Context) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	tr := mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Replay: true})
+	tr := mapping.New(s.scope, s.mappingOptions(true))
 	evs := s.log.Events()
 	void := abandonedChunks(evs)
 	for i, ev := range evs {

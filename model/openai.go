@@ -127,7 +127,7 @@ var errStalled = errors.New("no data from the model endpoint within the idle tim
 func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if p.o.RequireKey && p.o.APIKey == "" {
-			yield(Event{}, &Error{Kind: ErrAuth, Msg: p.o.APIKeyEnv + " is not set", Hint: p.keyHint()})
+			yield(Event{}, &Error{Kind: ErrAuth, Msg: p.o.APIKeyEnv + " is not set", Hint: p.keyHint(), KeyEnv: p.o.APIKeyEnv})
 			return
 		}
 		// The idle timer cancels the attempt when the endpoint goes quiet;
@@ -429,7 +429,7 @@ func (p *OpenAI) statusError(resp *http.Response, body io.Reader) error {
 	e.Kind = kindForStatus(e.Status, e.Msg)
 	switch {
 	case e.Kind == ErrAuth:
-		e.Hint = p.keyHint()
+		e.Hint, e.KeyEnv = p.keyHint(), p.o.APIKeyEnv
 	case e.Status == http.StatusNotFound && strings.Contains(strings.ToLower(e.Msg), "model"):
 		e.Hint = fmt.Sprintf("Check the model name (%q)", p.o.Model)
 	case e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed:
@@ -483,7 +483,7 @@ func (p *OpenAI) streamError(we wireError) error {
 		e.Kind = ErrInvalidRequest
 	}
 	if e.Kind == ErrAuth {
-		e.Hint = p.keyHint()
+		e.Hint, e.KeyEnv = p.keyHint(), p.o.APIKeyEnv
 	}
 	return e
 }

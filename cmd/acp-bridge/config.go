@@ -49,8 +49,13 @@ type config struct {
 	retries           int
 	streamIdleTimeout time.Duration
 
-	logLevel string
+	logLevel string // "": info on a terminal, warn otherwise (newLogger)
 	logFile  string
+	// offerBypass puts bypass in the permission-mode picker. Zed re-applies
+	// the last picked value to every new session, so one pick would make
+	// bypass the default for good; without it, bypass is reached only by
+	// /mode or permission_mode.
+	offerBypass bool
 	// stateDir keeps session logs (session/load, resume, list); "" keeps
 	// sessions in memory only.
 	stateDir string
@@ -65,6 +70,7 @@ type config struct {
 type fileConfig struct {
 	Model          string                `yaml:"model"`
 	PermissionMode string                `yaml:"permission_mode"`
+	OfferBypass    bool                  `yaml:"offer_bypass"`
 	Tools          struct{ Mode string } `yaml:"tools"`
 	Providers      yaml.Node             `yaml:"providers"` // a mapping, decoded in order
 	Limits         struct {
@@ -135,6 +141,7 @@ Environment:
   DEEPSEEK_API_KEY              the key for DeepSeek
   OPENAI_API_KEY                the key for other endpoints, unless --api-key-env names another
   ACP_BRIDGE_PERMISSION_MODE    like --permission-mode
+  ACP_BRIDGE_OFFER_BYPASS       like --offer-bypass (true or false)
   ACP_BRIDGE_TOOLS_MODE         like --tools-mode
   ACP_BRIDGE_MAX_TURN_REQUESTS  like --max-turn-requests
   ACP_BRIDGE_LOG_LEVEL          like --log-level
@@ -144,6 +151,7 @@ Environment:
 Config file (YAML; every key optional):
   model: deepseek/deepseek-chat      # provider/name, a model name, or script:FILE
   permission_mode: ask               # ask | accept-edits | plan | bypass
+  offer_bypass: false                # offer bypass in the editor's mode picker
   tools:
     mode: native                     # native | code | both
   providers:                         # in picker order; "deepseek" is built in
@@ -195,7 +203,7 @@ func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.Fl
 		config, model, baseURL, apiKeyEnv, permissionMode, toolsMode, logLevel, logFile, stateDir string
 		maxTurn, maxTokens, contextWindow, retries                                                int
 		idle                                                                                      time.Duration
-		images, version                                                                           bool
+		images, version, offerBypass                                                              bool
 	}
 	fl := flag.NewFlagSet(name, flag.ContinueOnError)
 	fl.SetOutput(io.Discard) // errors are printed once, by the caller
@@ -204,6 +212,7 @@ func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.Fl
 	fl.StringVar(&f.baseURL, "base-url", "", "an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL; default https://api.deepseek.com)")
 	fl.StringVar(&f.apiKeyEnv, "api-key-env", "", "the environment variable holding the API key (default DEEPSEEK_API_KEY for DeepSeek, else OPENAI_API_KEY)")
 	fl.StringVar(&f.permissionMode, "permission-mode", "", "a new session's permission mode: ask, accept-edits, plan, bypass (env ACP_BRIDGE_PERMISSION_MODE; default ask)")
+	fl.BoolVar(&f.offerBypass, "offer-bypass", false, "offer bypass in the editor's permission-mode picker (env ACP_BRIDGE_OFFER_BYPASS; default false: only /mode and --permission-mode reach it)")
 	fl.StringVar(&f.toolsMode, "tools-mode", "", "how tools are offered to the model: native, code, both (env ACP_BRIDGE_TOOLS_MODE; default native)")
 	fl.IntVar(&f.maxTurn, "max-turn-requests", 0, "model requests allowed in one prompt turn (env ACP_BRIDGE_MAX_TURN_REQUESTS; default 50)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "max_tokens of each response (default: the endpoint's)")
@@ -211,7 +220,7 @@ func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.Fl
 	fl.BoolVar(&f.images, "images", false, "the model accepts images (advertises image prompts)")
 	fl.IntVar(&f.retries, "retries", 0, "retries of a failed model request: 429, 5xx, dropped connections, stalled streams (default 5; 0: none)")
 	fl.DurationVar(&f.idle, "stream-idle-timeout", 0, "a model endpoint silent this long is retried (default 2m)")
-	fl.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (env ACP_BRIDGE_LOG_LEVEL; default info)")
+	fl.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (env ACP_BRIDGE_LOG_LEVEL; default info, or warn when stderr is not a terminal and there is no --log-file)")
 	fl.StringVar(&f.logFile, "log-file", "", "append logs to this file instead of stderr (env ACP_BRIDGE_LOG_FILE)")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where session logs are kept, for session/load, resume and list; empty keeps sessions in memory only (env ACP_BRIDGE_STATE_DIR; default $XDG_STATE_HOME/acp-bridge/sessions)")
 	fl.BoolVar(&f.version, "version", false, "print the version and exit")
@@ -254,7 +263,7 @@ func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.Fl
 		}
 	}
 
-	cfg := &config{permissionMode: agent.ModeAsk, toolsMode: "native", maxTurn: 50, retries: 5, logLevel: "info", stateDir: defaultStateDir()}
+	cfg := &config{permissionMode: agent.ModeAsk, toolsMode: "native", maxTurn: 50, retries: 5, stateDir: defaultStateDir()}
 
 	// The file.
 	path, explicit := f.config, f.config != ""
@@ -292,6 +301,13 @@ func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.Fl
 	if v, ok := os.LookupEnv("ACP_BRIDGE_STATE_DIR"); ok {
 		cfg.stateDir = v // an explicitly empty value turns saving off
 	}
+	if v := os.Getenv("ACP_BRIDGE_OFFER_BYPASS"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ACP_BRIDGE_OFFER_BYPASS=%q is not true or false", v)
+		}
+		cfg.offerBypass = b
+	}
 	if v := os.Getenv("ACP_BRIDGE_MAX_TURN_REQUESTS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -312,6 +328,9 @@ func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.Fl
 	}
 	if set["permission-mode"] {
 		cfg.permissionMode = f.permissionMode
+	}
+	if set["offer-bypass"] {
+		cfg.offerBypass = f.offerBypass
 	}
 	if set["tools-mode"] {
 		cfg.toolsMode = f.toolsMode
@@ -430,6 +449,9 @@ func (c *config) loadFile(path string, explicit bool) error {
 			return bad("limits.stream_idle_timeout: %q is not a positive duration (e.g. 90s, 2m)", fc.Limits.StreamIdleTimeout)
 		}
 		c.streamIdleTimeout = d
+	}
+	if fc.OfferBypass {
+		c.offerBypass = true
 	}
 	if fc.Log.Level != "" {
 		c.logLevel = fc.Log.Level
@@ -640,7 +662,7 @@ func (c *config) check() error {
 		return fmt.Errorf("unknown tools mode %q (use native, code or both)", c.toolsMode)
 	}
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(c.logLevel)); c.logLevel != "" && err != nil {
 		return fmt.Errorf("unknown log level %q (use debug, info, warn or error)", c.logLevel)
 	}
 	return nil

@@ -68,7 +68,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printStartError(stderr, "acp-bridge demo", usageError{errors.New("the demo always runs its own scripted model, offline; --model is for acp-bridge itself (acp-bridge --model NAME)")})
 		return 2
 	}
-	if cfg.logLevel == "info" && os.Getenv("ACP_BRIDGE_LOG_LEVEL") == "" {
+	if cfg.logLevel == "" {
 		cfg.logLevel = "warn" // keep the demo's screen for the session itself
 	}
 	logger, closeLog, err := newLogger(cfg, stderr)

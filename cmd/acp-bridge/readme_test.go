@@ -72,6 +72,9 @@ func readmeSettings(t *testing.T) map[string]readmeSetting {
 		"permission mode": {value: "plan", check: func(c *config, _ *modelChoiceView, _ string) error {
 			return eq("permission mode", c.permissionMode, "plan")
 		}},
+		"bypass in the mode picker": {value: "true", check: func(c *config, _ *modelChoiceView, _ string) error {
+			return eq("offer bypass", c.offerBypass, true)
+		}},
 		"tools mode": {value: "code", check: func(c *config, _ *modelChoiceView, _ string) error { return eq("tools mode", c.toolsMode, "code") }},
 		"requests per turn": {value: "7", check: func(c *config, _ *modelChoiceView, _ string) error {
 			return eq("max turn requests", c.maxTurn, 7)
@@ -206,7 +209,7 @@ func TestReadmeSettingsWork(t *testing.T) {
 
 func clearEnv(t *testing.T) {
 	for _, k := range []string{"ACP_BRIDGE_CONFIG", "ACP_BRIDGE_MODEL", "OPENAI_BASE_URL", "ACP_BRIDGE_PERMISSION_MODE", "ACP_BRIDGE_TOOLS_MODE",
-		"ACP_BRIDGE_MAX_TURN_REQUESTS", "ACP_BRIDGE_LOG_LEVEL", "ACP_BRIDGE_LOG_FILE", "ACP_BRIDGE_STATE_DIR", "DEEPSEEK_API_KEY", "OPENAI_API_KEY"} {
+		"ACP_BRIDGE_MAX_TURN_REQUESTS", "ACP_BRIDGE_OFFER_BYPASS", "ACP_BRIDGE_LOG_LEVEL", "ACP_BRIDGE_LOG_FILE", "ACP_BRIDGE_STATE_DIR", "DEEPSEEK_API_KEY", "OPENAI_API_KEY"} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
 	}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/agent"
 	"github.com/acp-bridge/acp-bridge/codemode"
@@ -89,16 +91,6 @@ and talks JSON-RPC over stdin and stdout, so there is no prompt here.
   All settings:     acp-bridge --help
 Waiting for JSON-RPC messages on stdin (Ctrl-D ends).
 `
-
-// isTerminal reports whether r is a terminal (a character device).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
 
 // drainTimeout bounds how long requests still running when stdin ends are
 // waited for, so that a piped request is answered. Prompt turns are not
@@ -179,6 +171,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		DefaultModel:    def,
 		MoreModels:      cfg.discoverModels(models, logger),
 		PermissionMode:  cfg.permissionMode,
+		OfferBypass:     cfg.offerBypass,
 		ToolsMode:       codemode.Mode(cfg.toolsMode),
 	}
 	if cfg.stateDir != "" {
@@ -197,9 +190,11 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 }
 
 func newLogger(cfg *config, stderr io.Writer) (*slog.Logger, func(), error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
-		return nil, nil, fmt.Errorf("unknown log level %q (use debug, info, warn or error)", cfg.logLevel)
+	level := defaultLogLevel(cfg, stderr)
+	if cfg.logLevel != "" {
+		if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+			return nil, nil, fmt.Errorf("unknown log level %q (use debug, info, warn or error)", cfg.logLevel)
+		}
 	}
 	w, closeFn := stderr, func() {}
 	if cfg.logFile != "" {
@@ -212,6 +207,23 @@ func newLogger(cfg *config, stderr io.Writer) (*slog.Logger, func(), error) {
 	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(l)
 	return l, closeFn, nil
+}
+
+// defaultLogLevel is the level when none is set: info for a person
+// watching a terminal or a log file, warn when stderr goes elsewhere. An
+// editor keeps an agent's stderr (Zed shows it in its ACP logs and keeps
+// it in memory), so only what may need attention goes there.
+func defaultLogLevel(cfg *config, stderr io.Writer) slog.Level {
+	if cfg.logFile != "" || isTerminal(stderr) {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
+}
+
+// isTerminal reports whether stdin, stdout or stderr (as given) is a terminal.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // defaultStateDir follows the XDG base directory spec: session logs are

@@ -340,7 +340,7 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) {
-			s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args}))
+			s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Input: c.Decoded()}))
 		},
 		Done: func(i int, c *registry.Call, r registry.Result) {
 			outs[i].Close()

@@ -76,6 +76,10 @@ type ToolCall struct {
 	Name   string          `json:"name"`
 	Args   json.RawMessage `json:"args"`
 	Parent string          `json:"parent,omitempty"`
+	// Input is the live call's decoded arguments, so the translator's
+	// presenters share the pipeline's one decode; never stored (a replay
+	// decodes Args).
+	Input *registry.Input `json:"-"`
 }
 
 // ToolStatus marks a state change of a running call.

@@ -29,9 +29,11 @@ func (a *probeArgs) UnmarshalJSON(b []byte) error {
 // names), the body, and both presenters of its card.
 func probeTool(reg *registry.Registry) {
 	registry.MustAdd(reg, registry.Tool[probeArgs, string]{
-		Name:            "probe",
-		Description:     "Probe a path.",
-		Run:             func(_ context.Context, _ *registry.Call, in probeArgs) (string, error) { return "probed " + in.Path, nil },
+		Name:        "probe",
+		Description: "Probe a path.",
+		Run: func(_ context.Context, _ *registry.Call, in probeArgs) (string, error) {
+			return "probed " + in.Path, nil
+		},
 		ConcurrencySafe: func(probeArgs) bool { return true },
 		Permission: func(_ *registry.Call, in probeArgs) *registry.Permission {
 			return &registry.Permission{Reason: "probes", Key: "probe:" + in.Path, Subject: "probing `" + in.Path + "`"}

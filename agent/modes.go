@@ -271,7 +271,7 @@ var (
 // modeGate applies the permission mode, read at the moment of the call, to
 // what the tool declares it is (registry.Facts). In plan mode it denies
 // whatever is not read-only; otherwise it decides whether the tool's own
-// approval request (permissionGate) is put to the user.
+// approval request (permissions.gate) is put to the user.
 func (s *conversation) modeGate(ctx context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
 	switch s.mode() {
 	case ModePlan:
@@ -287,7 +287,7 @@ func (s *conversation) modeGate(ctx context.Context, d *registry.Def, c *registr
 			return pipeline.Decision{Kind: pipeline.Allow}
 		}
 	}
-	return s.permissionGate(ctx, d, c)
+	return s.perm.gate(ctx, d, c)
 }
 
 // modePrompt tells the model about a mode that changes what it may do.

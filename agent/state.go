@@ -117,6 +117,7 @@ func (st *state) apply(ev session.Event) {
 		}
 		st.history = append(st.history, msg)
 	case session.ToolCall:
+		p.Input = nil // the live decode is the translator's; the state is what the log folds to
 		if i := st.openIndex(p.CallID); i >= 0 {
 			st.open[i] = openCall{call: p, carded: true}
 		} else {

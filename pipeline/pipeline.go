@@ -1,5 +1,6 @@
 // Package pipeline runs tool calls through their stages, in order:
-// arguments frozen and validated → pre-execute gates → approval for Ask →
+// arguments frozen, validated and decoded once (registry.Input, shared by
+// every later stage) → pre-execute gates → approval for Ask →
 // guards → around-dispatch middleware → the body → post-execute → finalize →
 // result observers. ExecuteBatch schedules a step's calls, overlapping the
 // bodies of consecutive concurrency-safe calls; Prepare, Staged.Dispatch and

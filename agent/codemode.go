@@ -94,7 +94,7 @@ func (h codeHost) Lookup(name string) *registry.Def {
 
 func (h codeHost) Start(ctx context.Context, _ *registry.Def, c *registry.Call) {
 	s := h.s
-	s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent}))
+	s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent, Input: c.Decoded()}))
 	id := c.ID
 	c.Output = func(b []byte) {
 		s.emit(ctx, session.New(session.ToolOutput{CallID: id, Data: string(b)}))

@@ -296,7 +296,7 @@ var (
 // modeGate applies the permission mode, read at the moment of the call, to
 // what the tool declares it is (registry.Facts). In plan mode it denies
 // whatever is not read-only; otherwise it decides whether the tool's own
-// approval request (permissionGate) is put to the user.
+// approval request (permissions.gate) is put to the user.
 func (s *conversation) modeGate(ctx context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
 	switch s.mode() {
 	case ModePlan:
@@ -312,7 +312,7 @@ func (s *conversation) modeGate(ctx context.Context, d *registry.Def, c *registr
 			return pipeline.Decision{Kind: pipeline.Allow}
 		}
 	}
-	return s.permissionGate(ctx, d, c)
+	return s.perm.gate(ctx, d, c)
 }
 
 // reasoningEffort is what the next request asks of a model that takes a

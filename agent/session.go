@@ -19,8 +19,8 @@ import (
 
 // conversation is one session: its identity, its log, the state folded from
 // it, and the turn loop. What it uses besides are small parts of their own:
-// the MCP servers (mcp.go), editor file access (files.go), Code Mode
-// (codemode.go), live output (output.go).
+// the MCP servers (mcp.go), editor file access (files.go), permission
+// asking (permission.go), Code Mode (codemode.go), live output (output.go).
 type conversation struct {
 	a     *Agent
 	id    string
@@ -32,8 +32,9 @@ type conversation struct {
 	zeroLines bool
 	scope     *registry.Scope
 	pipe      *pipeline.Pipeline
-	files     *Files    // tools' file access and read-tracking (files.go)
-	code      *codeMode // tools mode and run_code (codemode.go)
+	files     *Files       // tools' file access and read-tracking (files.go)
+	perm      *permissions // approval requests and "always" answers (permission.go)
+	code      *codeMode    // tools mode and run_code (codemode.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -61,6 +62,18 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
+	s.perm = &permissions{id: id, client: a.client, log: a.log, emit: s.emit,
+		granted: func(key string) (bool, bool) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			allowed, known := s.st.grants[key]
+			return allowed, known
+		},
+		card: func(callID string) (acp.ToolCallUpdate, bool) {
+			s.emitMu.Lock()
+			defer s.emitMu.Unlock()
+			return s.tr.PermissionToolCall(callID)
+		}}
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
@@ -71,9 +84,9 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	a.mu.Unlock()
 	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	s.pipe = pipeline.New(&pipeline.Options{
-		Gates:     []pipeline.Gate{s.modeGate}, // modeGate consults permissionGate
+		Gates:     []pipeline.Gate{s.modeGate}, // modeGate consults the permissions' gate
 		Observers: []pipeline.Observer{s.observePlan},
-		Approver:  s,
+		Approver:  s.perm,
 		// markRunning is outermost: the card turns in_progress once, even
 		// when Retry runs the body again; Timeout bounds each attempt.
 		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry(), pipeline.Timeout()},
@@ -379,7 +392,7 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) {
-			s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args}))
+			s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Input: c.Decoded()}))
 		},
 		Done: func(i int, c *registry.Call, r registry.Result) {
 			outs[i].Close()
@@ -395,14 +408,6 @@ func (s *conversation) markRunning(_ *registry.Def, next pipeline.Next) pipeline
 		s.emit(ctx, session.New(session.ToolStatus{CallID: c.ID, Status: "running"}))
 		return next(ctx, c)
 	}
-}
-
-// permissionGate asks the user about calls whose tool wants approval.
-func (s *conversation) permissionGate(_ context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
-	if p := d.Permission(c); p != nil {
-		return pipeline.Decision{Kind: pipeline.Ask, Reason: p.Reason}
-	}
-	return pipeline.Decision{Kind: pipeline.Allow}
 }
 
 // request is the next model request's messages, tools aside.

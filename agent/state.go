@@ -125,6 +125,7 @@ func (st *state) apply(ev session.Event) {
 		}
 		st.history = append(st.history, msg)
 	case session.ToolCall:
+		p.Input = nil // the live decode is the translator's; the state is what the log folds to
 		if _, ok := st.cards[p.CallID]; !ok {
 			st.cards[p.CallID] = p.CallID
 		}

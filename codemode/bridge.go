@@ -53,6 +53,9 @@ type subCall struct {
 	id   string
 	name string
 	args json.RawMessage
+	// c is the call, made when the call is first classified: it keeps the
+	// decoded input (registry.Def.Input) while the call waits to start.
+	c *registry.Call
 	// done receives the outcome, exactly once, unless the call was abandoned
 	// before it started. It is called on the loop.
 	done func(d *registry.Def, r registry.Result)
@@ -180,12 +183,13 @@ func (b *bridge) startNext() bool {
 	}
 	// Classification is read right before the start: a tool may change its
 	// mind about these arguments between calls.
-	safe := d.ConcurrencySafe(sc.args)
+	// The arguments are decoded once, whatever the number of asks.
+	c := b.call(sc)
+	safe := d.ConcurrencySafe(c)
 	if !safe && len(b.started) > 0 {
 		return false // the barrier: wait for the calls before it to commit
 	}
 	b.queue = b.queue[1:]
-	c := b.call(sc)
 	b.start(d, c)
 	f := &flight{sc: sc, d: d, c: c, staged: b.prepare(d, c), alone: !safe}
 	b.started = append(b.started, f)
@@ -236,9 +240,13 @@ func (b *bridge) drain(reason string) {
 	b.queue = nil
 }
 
+// call is sc's call, made once.
 func (b *bridge) call(sc *subCall) *registry.Call {
-	p := b.parent
-	return &registry.Call{ID: sc.id, Name: sc.name, Parent: p.ID, Args: sc.args, Cwd: p.Cwd, Roots: p.Roots, Files: p.Files}
+	if sc.c == nil {
+		p := b.parent
+		sc.c = &registry.Call{ID: sc.id, Name: sc.name, Parent: p.ID, Args: sc.args, Cwd: p.Cwd, Roots: p.Roots, Files: p.Files}
+	}
+	return sc.c
 }
 
 // start, prepare and dispatch contain a panicking host or pipeline stage:

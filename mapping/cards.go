@@ -17,7 +17,8 @@ func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
 	if t.tools != nil {
 		c.def = t.tools.Get(ev.Name)
 	}
-	c.view = c.def.PresentCall(ev.Args) // nil-safe and panic-safe
+	c.in = c.def.Reuse(ev.Input, ev.Args)
+	c.view = c.in.PresentCall() // nil-safe and panic-safe
 	if c.view == nil {
 		c.view = registry.GenericCard{Title: ev.Name, Kind: string(acp.KindOther)}
 	}
@@ -93,7 +94,8 @@ func (t *Translator) toolResult(r session.ToolResult) []acp.Update {
 		return nil
 	}
 	c.done = true
-	view := c.def.PresentResult(c.args, r.Result) // nil-safe and panic-safe
+	view := c.in.PresentResult(r.Result) // nil-safe and panic-safe
+	c.in = nil
 	_, callTerminal := c.view.(registry.TerminalCard)
 	if tv, ok := view.(registry.TerminalCard); ok {
 		if callTerminal {

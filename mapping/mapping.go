@@ -74,6 +74,9 @@ type call struct {
 	name string
 	args json.RawMessage
 	def  *registry.Def
+	// in is args decoded by def: the live call's own (its event carries
+	// it), or decoded once here on replay; dropped with the result.
+	in   *registry.Input
 	view registry.View // the call-time view (never nil)
 	// streamed: live output reached the terminal (terminal_output), so the
 	// result must not send the stored output again.

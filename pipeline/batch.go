@@ -18,7 +18,8 @@ type Resolver interface {
 type Hooks struct {
 	// Logged is called when call i is about to enter the pipeline (its card
 	// goes up). All calls of a parallel group are logged before any of them
-	// runs; any other call is logged only when its turn comes.
+	// runs; any other call is logged only when its turn comes. A call of a
+	// known tool carries its decoded input then (registry.Call.Decoded).
 	Logged func(i int, c *registry.Call)
 	// Done is called with call i's final result, strictly in model order.
 	Done func(i int, c *registry.Call, r registry.Result)
@@ -42,7 +43,9 @@ func (p *Pipeline) ExecuteBatch(ctx context.Context, res Resolver, calls []*regi
 			i++
 			continue
 		}
-		if p.maxParallel == 1 || !d.ConcurrencySafe(calls[i].Args) {
+		// The call's input is decoded here, once (Def.Input), before its
+		// card goes up: the hooks, the policy and the body share it.
+		if in := d.Input(calls[i]); p.maxParallel == 1 || !in.ConcurrencySafe() {
 			p.hook("logged", func() { h.logged(i, calls[i]) })
 			results[i] = p.Execute(ctx, d, calls[i])
 			p.hook("done", func() { h.done(i, calls[i], results[i]) })
@@ -53,7 +56,7 @@ func (p *Pipeline) ExecuteBatch(ctx context.Context, res Resolver, calls []*regi
 		j := i + 1
 		for ; j < len(calls); j++ {
 			dj, err := resolve(res, calls[j].Name)
-			if err != nil || !dj.ConcurrencySafe(calls[j].Args) {
+			if err != nil || !dj.ConcurrencySafe(calls[j]) {
 				break
 			}
 			defs = append(defs, dj)

@@ -42,11 +42,16 @@ func benchPipeline(b *testing.B) (*Pipeline, *registry.Scope, *int64) {
 func BenchmarkExecuteNoop(b *testing.B) {
 	p, s, observed := benchPipeline(b)
 	d := s.Get("noop")
-	c := &registry.Call{ID: "c", Name: "noop", Args: json.RawMessage(`{"path":"a.go"}`)}
+	args := distinctArgs(1024)
 	ctx := context.Background()
 	b.ReportAllocs()
 	cpu := cpuTime()
+	n := 0
 	for b.Loop() {
+		// A new call each time, as from a model, with arguments unlike the
+		// last call's: nothing one call validated or decoded carries over.
+		c := &registry.Call{ID: "c", Name: "noop", Args: args[n%len(args)]}
+		n++
 		if r := p.Execute(ctx, d, c); r.IsError {
 			b.Fatal(r.Text())
 		}
@@ -62,9 +67,11 @@ func BenchmarkExecuteNoop(b *testing.B) {
 func BenchmarkExecuteBatch100Safe(b *testing.B) {
 	p, s, _ := benchPipeline(b)
 	calls := make([]*registry.Call, 100)
-	for i := range calls {
-		calls[i] = &registry.Call{ID: fmt.Sprint(i), Name: "noop", Args: json.RawMessage(`{"path":"a.go"}`)}
+	ids := make([]string, len(calls))
+	for i := range ids {
+		ids[i] = fmt.Sprint(i)
 	}
+	args := distinctArgs(len(calls))
 	var logged, done int
 	h := Hooks{
 		Logged: func(int, *registry.Call) { logged++ },
@@ -74,6 +81,9 @@ func BenchmarkExecuteBatch100Safe(b *testing.B) {
 	b.ReportAllocs()
 	cpu := cpuTime()
 	for b.Loop() {
+		for i := range calls {
+			calls[i] = &registry.Call{ID: ids[i], Name: "noop", Args: args[i]} // new calls, as from a model
+		}
 		res := p.ExecuteBatch(ctx, s, calls, h)
 		if res[99].IsError {
 			b.Fatal(res[99].Text())
@@ -85,6 +95,16 @@ func BenchmarkExecuteBatch100Safe(b *testing.B) {
 		b.Fatalf("logged %d, done %d", logged, done)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(calls)), "ns/call")
+}
+
+// distinctArgs are n argument texts, each unlike the one before it, as a
+// model's calls are.
+func distinctArgs(n int) []json.RawMessage {
+	out := make([]json.RawMessage, n)
+	for i := range out {
+		out[i] = json.RawMessage(fmt.Sprintf(`{"path":"f%d.go"}`, i))
+	}
+	return out
 }
 
 // cpuTime is the process's user+system CPU time so far.

@@ -1,5 +1,6 @@
 // Package pipeline runs tool calls through their stages, in order:
-// arguments frozen and validated → pre-execute gates → approval for Ask →
+// arguments frozen, validated and decoded once (registry.Input, shared by
+// every later stage) → pre-execute gates → approval for Ask →
 // guards → around-dispatch middleware → the body → post-execute → finalize →
 // result observers. ExecuteBatch schedules a step's calls, overlapping the
 // bodies of consecutive concurrency-safe calls; Prepare, Staged.Dispatch and
@@ -275,7 +276,9 @@ func (p *Pipeline) Prepare(ctx context.Context, d *registry.Def, c *registry.Cal
 	// The arguments were logged as they are now; keep a private copy so a
 	// stage that rewrites them is caught before the body runs.
 	s.frozen = bytes.Clone(c.Args)
-	if err := d.Validate(c.Args); err != nil {
+	// Validated and decoded once, here or by the concurrency check before:
+	// every later stage (permission, the body, the presenters) shares it.
+	if err := d.Input(c).Err(); err != nil {
 		s.r = errorResult(err, registry.CodeInvalidArgs)
 		return s
 	}
@@ -480,7 +483,7 @@ func (s *Staged) dispatch() (r registry.Result) {
 // required to be JSON.
 func (s *Staged) normalize(r registry.Result) registry.Result {
 	if r.Value != nil {
-		nr, err := s.d.Normalize(s.c.Args, r.Value)
+		nr, err := s.d.Normalize(s.c, r.Value)
 		if err != nil {
 			return errorResult(err, registry.CodeInvalidOutput)
 		}
@@ -543,7 +546,7 @@ func (s *Staged) post(r registry.Result) registry.Result {
 			case dec.Value != nil:
 				// A new value is held to the output schema and re-rendered,
 				// so what the model reads and what a program gets agree.
-				nr, err := d.Normalize(c.Args, dec.Value)
+				nr, err := d.Normalize(c, dec.Value)
 				if err != nil {
 					return errorResult(err, registry.CodeInvalidOutput)
 				}

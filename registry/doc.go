@@ -19,5 +19,11 @@
 // (UNSUPPORTED_SCHEMA, every violation listed). Failure codes are the
 // Code* constants.
 //
+// A call's arguments are validated and decoded into the tool's input type
+// once (Input, kept on the Call by Def.Input): the concurrency check,
+// permission, the body, Normalize and the presenters all read that one
+// decode. A replay, which has only the stored arguments, decodes them
+// again (Def.Decode, Def.PresentCall, Def.PresentResult).
+//
 // The package never runs a tool by itself; package pipeline does.
 package registry

@@ -266,10 +266,6 @@ func (d *Def) Validate(args json.RawMessage) error {
 		}
 		return nil
 	}
-	if last := d.lastValid.Load(); last != nil && *last == string(args) {
-		return nil // the same arguments just passed (classified, then prepared)
-	}
-	raw := args
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -279,11 +275,6 @@ func (d *Def) Validate(args json.RawMessage) error {
 	}
 	if msgs := violations(d.schema, v, "arguments"); msgs != nil {
 		return &Error{Code: CodeInvalidArgs, Message: "invalid arguments: " + strings.Join(msgs, "; ")}
-	}
-	if d.concurrencySafe != nil {
-		// Only a tool that classifies its calls validates them twice.
-		ok := string(raw)
-		d.lastValid.Store(&ok)
 	}
 	return nil
 }

@@ -204,7 +204,7 @@ func TestRawSchemaToolsAreNotValidated(t *testing.T) {
 		if (err != nil) != tt.invalid {
 			t.Errorf("Validate(%s) = %v, want invalid=%v", tt.args, err, tt.invalid)
 		}
-		if s := d.ConcurrencySafe(json.RawMessage(tt.args)); s != tt.safe {
+		if s := d.ConcurrencySafe(&Call{Args: json.RawMessage(tt.args)}); s != tt.safe {
 			t.Errorf("ConcurrencySafe(%s) = %v, want %v", tt.args, s, tt.safe)
 		}
 	}
@@ -238,7 +238,7 @@ func TestInvalidArgumentsAreExclusive(t *testing.T) {
 		{`not json`, false},
 	}
 	for _, tt := range tests {
-		if got := d.ConcurrencySafe(json.RawMessage(tt.args)); got != tt.safe {
+		if got := d.ConcurrencySafe(&Call{Args: json.RawMessage(tt.args)}); got != tt.safe {
 			t.Errorf("ConcurrencySafe(%s) = %v, want %v", tt.args, got, tt.safe)
 		}
 	}
@@ -327,7 +327,7 @@ func TestNormalize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := d.Normalize(json.RawMessage(`{"text":"hi"}`), tt.value)
+			r, err := d.Normalize(&Call{Args: json.RawMessage(`{"text":"hi"}`)}, tt.value)
 			if tt.code != "" {
 				var te *Error
 				if !errors.As(err, &te) || te.Code != tt.code {

@@ -110,20 +110,19 @@ type Def struct {
 	Facts       Facts
 
 	schema *jsonschema.Schema // nil: not validated here (RawSchema)
-	// lastValid is the last argument text that passed Validate: a call is
-	// validated when it is classified and again when it is prepared, and
-	// the verdict is a pure function of the text.
-	lastValid atomic.Pointer[string]
 	// log receives contained presenter panics: the Logger of the registry
 	// the tool was first registered with; none, discarded.
-	log             atomic.Pointer[slog.Logger]
-	normalize       func(args json.RawMessage, value any) (Result, error)
+	log atomic.Pointer[slog.Logger]
+	// The typed functions, erased: each takes the call's decoded input (an
+	// In, see Input) instead of decoding the arguments itself.
+	decode          func(args json.RawMessage) (any, error)
+	normalize       func(in any, value any) (Result, error)
 	finalize        func(c *Call, r Result) []Content
-	run             func(ctx context.Context, c *Call) (Result, error)
-	presentCall     func(args json.RawMessage) View
-	presentResult   func(args json.RawMessage, r Result) View
-	concurrencySafe func(args json.RawMessage) bool
-	permission      func(c *Call) *Permission
+	run             func(ctx context.Context, c *Call, in any) (Result, error)
+	presentCall     func(in any) View
+	presentResult   func(in any, r Result) View
+	concurrencySafe func(in any) bool
+	permission      func(c *Call, in any) *Permission
 }
 
 // RetryPolicy says how often a retryable tool is tried again and how long
@@ -227,11 +226,9 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	}
 	d := &Def{Name: t.Name, Description: t.Description, Parameters: params, Output: output,
 		Timeout: t.Timeout, Retry: t.Retry, Facts: t.Facts, schema: sch, finalize: t.Finalize}
-	d.run = func(ctx context.Context, c *Call) (Result, error) {
-		in, err := decode[In](c.Args)
-		if err != nil {
-			return ErrorResult(CodeInvalidArgs, "invalid arguments: "+err.Error()), nil
-		}
+	d.decode = func(args json.RawMessage) (any, error) { return decode[In](args) }
+	d.run = func(ctx context.Context, c *Call, x any) (Result, error) {
+		in := x.(In)
 		out, err := t.Run(ctx, c, in)
 		if err != nil {
 			// A body that failed part way (a cancelled command) may still
@@ -251,11 +248,8 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		}
 		return r, nil
 	}
-	d.normalize = func(args json.RawMessage, value any) (Result, error) {
-		in, err := decode[In](args)
-		if err != nil {
-			return Result{}, Errorf(CodeInvalidArgs, "invalid arguments: "+err.Error())
-		}
+	d.normalize = func(x any, value any) (Result, error) {
+		in := x.(In)
 		out, ok := value.(Out)
 		if !ok {
 			// A value of another Go type (a cached result, a policy's
@@ -272,42 +266,17 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		}
 		return finish(in, out)
 	}
-	// Presenters validate softly: arguments that fail the schema (a model's
-	// bad call, an old log) give no view, never an error.
 	if t.PresentCall != nil {
-		d.presentCall = func(args json.RawMessage) View {
-			in, err := decode[In](args)
-			if err != nil || d.Validate(args) != nil {
-				return nil
-			}
-			return t.PresentCall(in)
-		}
+		d.presentCall = func(x any) View { return t.PresentCall(x.(In)) }
 	}
 	if t.PresentResult != nil {
-		d.presentResult = func(args json.RawMessage, r Result) View {
-			in, err := decode[In](args)
-			if err != nil || d.Validate(args) != nil {
-				return nil
-			}
-			return t.PresentResult(in, r)
-		}
+		d.presentResult = func(x any, r Result) View { return t.PresentResult(x.(In), r) }
 	}
 	if t.ConcurrencySafe != nil {
-		// A call with invalid arguments is exclusive, the defensive default:
-		// it fails validation anyway, and nothing is known about it.
-		d.concurrencySafe = func(args json.RawMessage) bool {
-			in, err := decode[In](args)
-			return err == nil && d.Validate(args) == nil && t.ConcurrencySafe(in)
-		}
+		d.concurrencySafe = func(x any) bool { return t.ConcurrencySafe(x.(In)) }
 	}
 	if t.Permission != nil {
-		d.permission = func(c *Call) *Permission {
-			in, err := decode[In](c.Args)
-			if err != nil {
-				return nil // invalid arguments fail validation before anything runs
-			}
-			return t.Permission(c, in)
-		}
+		d.permission = func(c *Call, x any) *Permission { return t.Permission(c, x.(In)) }
 	}
 	return d, nil
 }
@@ -333,24 +302,29 @@ func validName(s string) bool {
 	return true
 }
 
-// Run executes the body with validated arguments. An error from the body is
-// returned as is; the pipeline turns it into a failed result.
-func (d *Def) Run(ctx context.Context, c *Call) (Result, error) { return d.run(ctx, c) }
-
-// PresentCall returns the tool's view of a call, or nil (no presenter, bad
-// arguments, or a presenter that panicked: the mapping falls back to a generic card).
-func (d *Def) PresentCall(args json.RawMessage) (v View) {
-	if d == nil || d.presentCall == nil {
-		return nil
+// Run executes the body with the call's decoded input (Input: validated
+// and decoded once per call). Arguments that fail are a failed result
+// (INVALID_ARGS), not an error. An error from the body is returned as is;
+// the pipeline turns it into a failed result.
+func (d *Def) Run(ctx context.Context, c *Call) (Result, error) {
+	x, err := d.Input(c).value()
+	if err != nil {
+		return errorResultOf(err), nil
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			d.logger().Warn("presentCall panicked", "tool", d.Name, "panic", r)
-			v = nil
-		}
-	}()
-	return d.presentCall(args)
+	return d.run(ctx, c, x)
 }
+
+// errorResultOf is the failed result of an *Error.
+func errorResultOf(err error) Result {
+	e := err.(*Error)
+	return ErrorResult(e.Code, e.Message)
+}
+
+// PresentCall returns the tool's view of a call from its stored arguments
+// (a replay, a test); the live path shares the call's Input instead. Nil:
+// no presenter, bad arguments, or a presenter that panicked (the mapping
+// falls back to a generic card).
+func (d *Def) PresentCall(args json.RawMessage) View { return d.Decode(args).PresentCall() }
 
 var discard = slog.New(slog.DiscardHandler)
 
@@ -361,33 +335,15 @@ func (d *Def) logger() *slog.Logger {
 	return discard
 }
 
-// PresentResult returns the tool's view of a result, or nil (see PresentCall).
-func (d *Def) PresentResult(args json.RawMessage, r Result) (v View) {
-	if d == nil || d.presentResult == nil {
-		return nil
-	}
-	defer func() {
-		if rec := recover(); rec != nil {
-			d.logger().Warn("presentResult panicked", "tool", d.Name, "panic", rec)
-			v = nil
-		}
-	}()
-	return d.presentResult(args, r)
+// PresentResult returns the tool's view of a result from the call's
+// stored arguments, or nil (see PresentCall).
+func (d *Def) PresentResult(args json.RawMessage, r Result) View {
+	return d.Decode(args).PresentResult(r)
 }
 
-// ConcurrencySafe reports whether this call may overlap others. Anything
-// but a clear yes (including a panic) is no.
-func (d *Def) ConcurrencySafe(args json.RawMessage) (ok bool) {
-	if d.concurrencySafe == nil {
-		return false
-	}
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	return d.concurrencySafe(args)
-}
+// ConcurrencySafe reports whether call c may overlap others, from its
+// decoded input (see Input.ConcurrencySafe).
+func (d *Def) ConcurrencySafe(c *Call) bool { return d.Input(c).ConcurrencySafe() }
 
 // Finalize returns r with the tool's final content adjustment applied. A
 // tool without one, or a finalize that returns nil, leaves the content as
@@ -402,26 +358,21 @@ func (d *Def) Finalize(c *Call, r Result) Result {
 	return r
 }
 
-// Normalize makes a result from a value that did not come out of this
-// call's body (a post-execute replacement, a middleware's cached result):
-// the value is checked against the output schema and converted to the
-// tool's output type, then the content and meta are rendered from it, for
-// the call's arguments. The error is an *Error (INVALID_OUTPUT,
-// INVALID_TOOL_OUTPUT).
-func (d *Def) Normalize(args json.RawMessage, value any) (Result, error) {
-	return d.normalize(args, value)
+// Normalize makes a result from a value that did not come out of call c's
+// body (a post-execute replacement, a middleware's cached result): the
+// value is checked against the output schema and converted to the tool's
+// output type, then the content and meta are rendered from it, for the
+// call's decoded input. The error is an *Error (INVALID_ARGS,
+// INVALID_OUTPUT, INVALID_TOOL_OUTPUT).
+func (d *Def) Normalize(c *Call, value any) (Result, error) {
+	x, err := d.Input(c).value()
+	if err != nil {
+		return Result{}, err
+	}
+	return d.normalize(x, value)
 }
 
-// Permission returns the tool's approval request for this call, or nil when
-// it needs none. A panicking check asks, with the panic as the reason.
-func (d *Def) Permission(c *Call) (p *Permission) {
-	if d.permission == nil {
-		return nil
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			p = &Permission{Reason: fmt.Sprintf("permission check of %s failed: %v", d.Name, r)}
-		}
-	}()
-	return d.permission(c)
-}
+// Permission returns the tool's approval request for call c, or nil when
+// it needs none. It is computed once per call (see Input); a panicking
+// check asks, with the panic as the reason.
+func (d *Def) Permission(c *Call) *Permission { return d.Input(c).permission(c) }

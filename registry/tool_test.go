@@ -260,7 +260,7 @@ func TestPresentersAreSoftAndContained(t *testing.T) {
 		if got := d.PresentCall(json.RawMessage(tt.args)); !reflect.DeepEqual(got, tt.call) {
 			t.Errorf("PresentCall(%s) = %#v, want %#v", tt.args, got, tt.call)
 		}
-		if got := d.ConcurrencySafe(json.RawMessage(tt.args)); got != tt.safe {
+		if got := d.ConcurrencySafe(&Call{Args: json.RawMessage(tt.args)}); got != tt.safe {
 			t.Errorf("ConcurrencySafe(%s) = %v, want %v", tt.args, got, tt.safe)
 		}
 	}

@@ -97,4 +97,8 @@ type Call struct {
 	Roots  []string        // cwd plus additional directories
 	Files  Files           // nil: use the disk
 	Output func([]byte)    // live output (bash); nil when nobody listens
+
+	// input is Args decoded by the tool (Def.Input): made once, read by
+	// every stage after.
+	input *Input
 }

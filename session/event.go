@@ -87,6 +87,10 @@ type ToolCall struct {
 	Name   string          `json:"name"`
 	Args   json.RawMessage `json:"args"`
 	Parent string          `json:"parent,omitempty"`
+	// Input is the live call's decoded arguments, so the translator's
+	// presenters share the pipeline's one decode; never stored (a replay
+	// decodes Args).
+	Input *registry.Input `json:"-"`
 }
 
 // ToolStatus marks a state change of a running call.
@@ -167,9 +171,16 @@ func (l *Log) Append(ev Event) Event {
 		ev.Payload = r
 	}
 	ev.Seq = int64(len(l.events)) + 1
-	l.events = append(l.events, ev)
+	stored := ev
+	if c, ok := ev.Payload.(ToolCall); ok && c.Input != nil {
+		// The decoded arguments are for the live translator, which gets
+		// them with the returned event; the log keeps the arguments.
+		c.Input = nil
+		stored.Payload = c
+	}
+	l.events = append(l.events, stored)
 	if l.w != nil {
-		l.w.write(ev)
+		l.w.write(stored)
 	}
 	return ev
 }

@@ -6,8 +6,11 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -87,26 +90,17 @@ func runGlob(ctx context.Context, c *registry.Call, in globArgs) (globOut, error
 	if err != nil {
 		return out, registry.Errorf("INVALID_ARGS", fmt.Sprintf("invalid glob pattern %q: %v", in.Pattern, err))
 	}
-	type hit struct {
-		path string
-		mod  time.Time
-	}
 	var hits []hit
 	err = walkFiles(ctx, root, func(abs string, d iofs.DirEntry) error {
-		rel, _ := filepath.Rel(root, abs)
-		if !m.match(rel) {
-			return nil
+		if m.match(relTo(root, abs)) {
+			hits = append(hits, hit{path: abs, d: d})
 		}
-		h := hit{path: abs}
-		if info, err := d.Info(); err == nil {
-			h.mod = info.ModTime()
-		}
-		hits = append(hits, h)
 		return nil
 	})
 	if err != nil {
 		return out, err
 	}
+	modTimes(hits)
 	slices.SortFunc(hits, func(a, b hit) int {
 		if c := b.mod.Compare(a.mod); c != 0 {
 			return c
@@ -118,6 +112,38 @@ func runGlob(ctx context.Context, c *registry.Call, in globArgs) (globOut, error
 		out.Files = append(out.Files, h.path)
 	}
 	return out, nil
+}
+
+type hit struct {
+	path string
+	d    iofs.DirEntry
+	mod  time.Time
+}
+
+// modTimes fills in the hits' modification times (one lstat each) on a
+// bounded pool of goroutines.
+func modTimes(hits []hit) {
+	const chunk = 256
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), (len(hits)+chunk-1)/chunk) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(chunk)) - chunk
+				if i >= len(hits) {
+					return
+				}
+				for j := i; j < min(i+chunk, len(hits)); j++ {
+					if info, err := hits[j].d.Info(); err == nil {
+						hits[j].mod = info.ModTime()
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func renderGlob(out globOut) string {

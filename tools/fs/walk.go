@@ -7,7 +7,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // vcsDirs are never searched: version-control metadata, not workspace files.
@@ -73,16 +76,34 @@ func (r ignoreRule) match(abs string, isDir bool) bool {
 	if r.dirOnly && !isDir {
 		return false
 	}
-	rel, err := filepath.Rel(r.dir, abs)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+	rel, ok := below(r.dir, abs)
+	if !ok {
 		return false
 	}
-	rel = filepath.ToSlash(rel)
 	if !r.anchored {
 		ok, _ := path.Match(r.segs[0], path.Base(rel))
 		return ok
 	}
 	return matchSegs(r.segs, strings.Split(rel, "/"))
+}
+
+// below returns abs relative to dir, with "/" separators, when abs is
+// strictly below dir (both clean and absolute, as a walk makes them).
+func below(dir, abs string) (string, bool) {
+	rel, ok := strings.CutPrefix(abs, dir)
+	switch {
+	case !ok:
+		return "", false
+	case strings.HasSuffix(dir, string(filepath.Separator)): // the file system root
+	case rel == "" || rel[0] != filepath.Separator:
+		return "", false
+	default:
+		rel = rel[1:]
+	}
+	if rel == "" {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // matchSegs matches a path against pattern segments, "**" standing for any
@@ -162,33 +183,161 @@ func rootIgnorer(root string) *ignorer {
 // walkFiles calls fn for every file under root in lexical order, skipping
 // what .gitignore ignores and VCS metadata. Symlinked directories are not
 // followed; symlinks are passed to fn as they are (d.Type() tells).
+//
+// Directories are read ahead by a bounded pool of goroutines while fn runs
+// on the caller's goroutine, one file after another in walk order.
 func walkFiles(ctx context.Context, root string, fn func(abs string, d iofs.DirEntry) error) error {
-	return walkDir(ctx, root, rootIgnorer(root).with(root), fn)
+	w := newWalker(ctx)
+	defer w.close()
+	top := &dirNode{abs: root, ig: rootIgnorer(root), done: make(chan struct{})}
+	return w.visit(top, fn)
 }
 
-func walkDir(ctx context.Context, dir string, ig *ignorer, fn func(string, iofs.DirEntry) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// dirNode is one directory of a walk, read by whichever goroutine claims
+// it first: a worker reading ahead, or the walk itself when it gets there.
+type dirNode struct {
+	abs     string
+	ig      *ignorer // the rules of its parent; its own .gitignore is added when read
+	claimed atomic.Bool
+	done    chan struct{} // closed once entries are set
+	entries []walkEntry
+}
+
+// walkEntry is a file, or a subdirectory (dir set) to descend into.
+type walkEntry struct {
+	abs string
+	d   iofs.DirEntry
+	dir *dirNode
+}
+
+// walkAhead bounds the entries read ahead and not yet visited, so a
+// monorepo's walk holds a window of it, not all of it.
+const walkAhead = 32 << 10
+
+type walker struct {
+	ctx     context.Context
+	mu      sync.Mutex
+	cond    *sync.Cond
+	stack   []*dirNode // unread directories, the next one to visit on top
+	ahead   int        // entries read and not yet visited
+	closed  bool
+	workers sync.WaitGroup
+}
+
+func newWalker(ctx context.Context) *walker {
+	w := &walker{ctx: ctx}
+	w.cond = sync.NewCond(&w.mu)
+	for range max(1, runtime.GOMAXPROCS(0)-1) {
+		w.workers.Add(1)
+		go w.work()
 	}
-	entries, err := os.ReadDir(dir)
+	return w
+}
+
+func (w *walker) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.cond.Broadcast()
+	w.mu.Unlock()
+	w.workers.Wait()
+}
+
+// work reads directories ahead of the walk.
+func (w *walker) work() {
+	defer w.workers.Done()
+	for {
+		w.mu.Lock()
+		for !w.closed && (len(w.stack) == 0 || w.ahead > walkAhead) {
+			w.cond.Wait()
+		}
+		if w.closed {
+			w.mu.Unlock()
+			return
+		}
+		n := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		w.mu.Unlock()
+		if n.claimed.CompareAndSwap(false, true) {
+			w.read(n)
+		}
+	}
+}
+
+// read lists n, keeping what is neither ignored nor VCS metadata, and
+// offers its subdirectories to the workers, first one on top.
+func (w *walker) read(n *dirNode) {
+	defer close(n.done)
+	if w.ctx.Err() != nil {
+		return
+	}
+	entries, err := os.ReadDir(n.abs)
 	if err != nil {
-		return nil // unreadable directories are skipped, as a search tool does
+		return // unreadable directories are skipped, as a search tool does
 	}
+	ig := n.ig
 	for _, e := range entries {
-		abs := filepath.Join(dir, e.Name())
+		if e.Name() == ".gitignore" {
+			ig = ig.with(n.abs)
+			break
+		}
+	}
+	var subs []*dirNode
+	out := make([]walkEntry, 0, len(entries))
+	for _, e := range entries {
+		abs := n.abs + string(filepath.Separator) + e.Name()
+		if strings.HasSuffix(n.abs, string(filepath.Separator)) {
+			abs = n.abs + e.Name()
+		}
 		if e.IsDir() {
 			if vcsDirs[e.Name()] || ig.ignored(abs, true) {
 				continue
 			}
-			if err := walkDir(ctx, abs, ig.with(abs), fn); err != nil {
-				return err
-			}
+			sub := &dirNode{abs: abs, ig: ig, done: make(chan struct{})}
+			subs = append(subs, sub)
+			out = append(out, walkEntry{abs: abs, dir: sub})
 			continue
 		}
 		if ig.ignored(abs, false) {
 			continue
 		}
-		if err := fn(abs, e); err != nil {
+		out = append(out, walkEntry{abs: abs, d: e})
+	}
+	n.entries = out
+	w.mu.Lock()
+	w.ahead += len(out)
+	for i := len(subs) - 1; i >= 0; i-- {
+		w.stack = append(w.stack, subs[i])
+	}
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+// visit calls fn for the files of n and its subdirectories, in order.
+func (w *walker) visit(n *dirNode, fn func(string, iofs.DirEntry) error) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	if n.claimed.CompareAndSwap(false, true) {
+		w.read(n)
+	} else {
+		<-n.done
+	}
+	entries := n.entries
+	n.entries = nil
+	defer func() {
+		w.mu.Lock()
+		w.ahead -= len(entries)
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	}()
+	for _, e := range entries {
+		if e.dir != nil {
+			if err := w.visit(e.dir, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(e.abs, e.d); err != nil {
 			return err
 		}
 	}
@@ -236,8 +385,19 @@ func newGlobMatcher(pattern string) (*globMatcher, error) {
 }
 
 func (m *globMatcher) match(rel string) bool {
-	segs := strings.Split(filepath.ToSlash(rel), "/")
+	rel = filepath.ToSlash(rel)
+	var segs []string // split only for a pattern that needs it
 	for _, p := range m.pats {
+		if len(p) == 2 && p[0] == "**" && p[1] != "**" {
+			// "**/x" is x against the name alone: no split.
+			if ok, _ := path.Match(p[1], path.Base(rel)); ok {
+				return true
+			}
+			continue
+		}
+		if segs == nil {
+			segs = strings.Split(rel, "/")
+		}
 		if matchSegs(p, segs) {
 			return true
 		}

@@ -3,14 +3,10 @@ package fs
 import (
 	"context"
 	"fmt"
-	iofs "io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -91,16 +87,13 @@ func runGlob(ctx context.Context, c *registry.Call, in globArgs) (globOut, error
 		return out, registry.Errorf("INVALID_ARGS", fmt.Sprintf("invalid glob pattern %q: %v", in.Pattern, err))
 	}
 	var hits []hit
-	err = walkFiles(ctx, root, func(abs string, d iofs.DirEntry) error {
-		if m.match(relTo(root, abs)) {
-			hits = append(hits, hit{path: abs, d: d})
-		}
+	err = walkFiles(ctx, root, walkOptions{keep: m.match, modTime: true}, func(e *walkEntry) error {
+		hits = append(hits, hit{path: e.abs, mod: e.mod})
 		return nil
 	})
 	if err != nil {
 		return out, err
 	}
-	modTimes(hits)
 	slices.SortFunc(hits, func(a, b hit) int {
 		if c := b.mod.Compare(a.mod); c != 0 {
 			return c
@@ -116,34 +109,7 @@ func runGlob(ctx context.Context, c *registry.Call, in globArgs) (globOut, error
 
 type hit struct {
 	path string
-	d    iofs.DirEntry
 	mod  time.Time
-}
-
-// modTimes fills in the hits' modification times (one lstat each) on a
-// bounded pool of goroutines.
-func modTimes(hits []hit) {
-	const chunk = 256
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), (len(hits)+chunk-1)/chunk) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(chunk)) - chunk
-				if i >= len(hits) {
-					return
-				}
-				for j := i; j < min(i+chunk, len(hits)); j++ {
-					if info, err := hits[j].d.Info(); err == nil {
-						hits[j].mod = info.ModTime()
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 func renderGlob(out globOut) string {

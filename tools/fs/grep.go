@@ -234,11 +234,13 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 	go func() {
 		defer close(jobs)
 		seq := 0
-		_ = walkFiles(ctx, root, func(abs string, d iofs.DirEntry) error {
-			if include != nil && !include.match(relTo(root, abs)) {
-				return nil
-			}
-			if d.Type()&iofs.ModeSymlink != 0 {
+		var opt walkOptions
+		if include != nil {
+			opt.keep = include.match
+		}
+		_ = walkFiles(ctx, root, opt, func(e *walkEntry) error {
+			abs := e.abs
+			if d := e.d; d.Type()&iofs.ModeSymlink != 0 {
 				// Followed only to a regular file inside the roots: a link
 				// out of the workspace is not read.
 				st, err := os.Stat(abs)

@@ -371,3 +371,14 @@ func TestLiterals(t *testing.T) {
 		}
 	}
 }
+
+func TestMatchName(t *testing.T) {
+	for _, pat := range []string{"main.go", "*.go", "*", "*.", "a*b", "?.go", "[ab].go", `\*.go`, "*[", "", "*.g*"} {
+		for _, name := range []string{"main.go", "a.go", ".go", "x.go.bak", "*.go", "ab", "a.", "", "b.go", "[.go"} {
+			want, _ := path.Match(pat, name)
+			if got := matchName(pat, name); got != want {
+				t.Errorf("matchName(%q, %q) = %v, path.Match says %v", pat, name, got, want)
+			}
+		}
+	}
+}

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // vcsDirs are never searched: version-control metadata, not workspace files.
@@ -71,20 +73,18 @@ func parseIgnoreLine(dir, line string) (ignoreRule, bool) {
 	return r, true
 }
 
-// match reports whether the rule matches abs (a directory when isDir).
-func (r ignoreRule) match(abs string, isDir bool) bool {
+// match reports whether the rule matches abs, named name (a directory when
+// isDir). A rule is only asked about paths below its directory, as a walk
+// adds a directory's rules for what is under it.
+func (r ignoreRule) match(abs, name string, isDir bool) bool {
 	if r.dirOnly && !isDir {
 		return false
 	}
-	rel, ok := below(r.dir, abs)
-	if !ok {
-		return false
-	}
 	if !r.anchored {
-		ok, _ := path.Match(r.segs[0], path.Base(rel))
-		return ok
+		return matchName(r.segs[0], name)
 	}
-	return matchSegs(r.segs, strings.Split(rel, "/"))
+	rel, ok := below(r.dir, abs)
+	return ok && matchSegs(r.segs, strings.Split(rel, "/"))
 }
 
 // below returns abs relative to dir, with "/" separators, when abs is
@@ -104,6 +104,20 @@ func below(dir, abs string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
+}
+
+// matchName is path.Match for one path segment, with the shapes most
+// patterns have ("name", "*.go") matched without the general matcher.
+// Malformed patterns match nothing, as with path.Match.
+func matchName(pat, name string) bool {
+	switch i := strings.IndexAny(pat, `*?[\`); {
+	case i < 0:
+		return pat == name
+	case i == 0 && pat[0] == '*' && !strings.ContainsAny(pat[1:], `*?[\`):
+		return strings.HasSuffix(name, pat[1:])
+	}
+	ok, _ := path.Match(pat, name)
+	return ok
 }
 
 // matchSegs matches a path against pattern segments, "**" standing for any
@@ -127,7 +141,7 @@ func matchSegs(pat, segs []string) bool {
 		if len(segs) == 0 {
 			return false
 		}
-		if ok, _ := path.Match(pat[0], segs[0]); !ok {
+		if !matchName(pat[0], segs[0]) {
 			return false
 		}
 		pat, segs = pat[1:], segs[1:]
@@ -138,10 +152,10 @@ func matchSegs(pat, segs []string) bool {
 // ignorer holds the rules in force for a directory: its ancestors' and its own.
 type ignorer struct{ rules []ignoreRule }
 
-func (ig *ignorer) ignored(abs string, isDir bool) bool {
+func (ig *ignorer) ignored(abs, name string, isDir bool) bool {
 	ignored := false
 	for _, r := range ig.rules {
-		if r.match(abs, isDir) {
+		if r.match(abs, name, isDir) {
 			ignored = !r.negate
 		}
 	}
@@ -184,13 +198,24 @@ func rootIgnorer(root string) *ignorer {
 // what .gitignore ignores and VCS metadata. Symlinked directories are not
 // followed; symlinks are passed to fn as they are (d.Type() tells).
 //
-// Directories are read ahead by a bounded pool of goroutines while fn runs
-// on the caller's goroutine, one file after another in walk order.
-func walkFiles(ctx context.Context, root string, fn func(abs string, d iofs.DirEntry) error) error {
-	w := newWalker(ctx)
+// Directories are read ahead by a bounded pool of goroutines, which also
+// run opt.keep and take modification times, while fn runs on the caller's
+// goroutine, one file after another in walk order.
+func walkFiles(ctx context.Context, root string, opt walkOptions, fn func(*walkEntry) error) error {
+	w := newWalker(ctx, root, opt)
 	defer w.close()
 	top := &dirNode{abs: root, ig: rootIgnorer(root), done: make(chan struct{})}
 	return w.visit(top, fn)
+}
+
+// walkOptions say what the pool does for each file it lists.
+type walkOptions struct {
+	// keep, when set, is asked about each file by its path relative to
+	// the root; fn sees only the files it keeps.
+	keep func(rel string) bool
+	// modTime asks for each kept file's modification time, taken with
+	// fstatat on the open directory (no lookup of the whole path).
+	modTime bool
 }
 
 // dirNode is one directory of a walk, read by whichever goroutine claims
@@ -207,6 +232,7 @@ type dirNode struct {
 type walkEntry struct {
 	abs string
 	d   iofs.DirEntry
+	mod time.Time // with walkOptions.modTime; zero when it could not be taken
 	dir *dirNode
 }
 
@@ -216,6 +242,8 @@ const walkAhead = 32 << 10
 
 type walker struct {
 	ctx     context.Context
+	root    string
+	opt     walkOptions
 	mu      sync.Mutex
 	cond    *sync.Cond
 	stack   []*dirNode // unread directories, the next one to visit on top
@@ -224,10 +252,10 @@ type walker struct {
 	workers sync.WaitGroup
 }
 
-func newWalker(ctx context.Context) *walker {
-	w := &walker{ctx: ctx}
+func newWalker(ctx context.Context, root string, opt walkOptions) *walker {
+	w := &walker{ctx: ctx, root: root, opt: opt}
 	w.cond = sync.NewCond(&w.mu)
-	for range max(1, runtime.GOMAXPROCS(0)-1) {
+	for range runtime.GOMAXPROCS(0) {
 		w.workers.Add(1)
 		go w.work()
 	}
@@ -270,10 +298,16 @@ func (w *walker) read(n *dirNode) {
 	if w.ctx.Err() != nil {
 		return
 	}
-	entries, err := os.ReadDir(n.abs)
+	f, err := os.Open(n.abs)
 	if err != nil {
 		return // unreadable directories are skipped, as a search tool does
 	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil && len(entries) == 0 {
+		return
+	}
+	slices.SortFunc(entries, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	ig := n.ig
 	for _, e := range entries {
 		if e.Name() == ".gitignore" {
@@ -281,15 +315,17 @@ func (w *walker) read(n *dirNode) {
 			break
 		}
 	}
+	sep := string(filepath.Separator)
+	if strings.HasSuffix(n.abs, sep) {
+		sep = ""
+	}
 	var subs []*dirNode
 	out := make([]walkEntry, 0, len(entries))
 	for _, e := range entries {
-		abs := n.abs + string(filepath.Separator) + e.Name()
-		if strings.HasSuffix(n.abs, string(filepath.Separator)) {
-			abs = n.abs + e.Name()
-		}
+		name := e.Name()
+		abs := n.abs + sep + name
 		if e.IsDir() {
-			if vcsDirs[e.Name()] || ig.ignored(abs, true) {
+			if vcsDirs[name] || ig.ignored(abs, name, true) {
 				continue
 			}
 			sub := &dirNode{abs: abs, ig: ig, done: make(chan struct{})}
@@ -297,10 +333,14 @@ func (w *walker) read(n *dirNode) {
 			out = append(out, walkEntry{abs: abs, dir: sub})
 			continue
 		}
-		if ig.ignored(abs, false) {
+		if ig.ignored(abs, name, false) || w.opt.keep != nil && !w.opt.keep(relTo(w.root, abs)) {
 			continue
 		}
-		out = append(out, walkEntry{abs: abs, d: e})
+		we := walkEntry{abs: abs, d: e}
+		if w.opt.modTime {
+			we.mod, _ = modTimeAt(f, name)
+		}
+		out = append(out, we)
 	}
 	n.entries = out
 	w.mu.Lock()
@@ -313,7 +353,7 @@ func (w *walker) read(n *dirNode) {
 }
 
 // visit calls fn for the files of n and its subdirectories, in order.
-func (w *walker) visit(n *dirNode, fn func(string, iofs.DirEntry) error) error {
+func (w *walker) visit(n *dirNode, fn func(*walkEntry) error) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
@@ -330,14 +370,15 @@ func (w *walker) visit(n *dirNode, fn func(string, iofs.DirEntry) error) error {
 		w.cond.Broadcast()
 		w.mu.Unlock()
 	}()
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		if e.dir != nil {
 			if err := w.visit(e.dir, fn); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := fn(e.abs, e.d); err != nil {
+		if err := fn(e); err != nil {
 			return err
 		}
 	}
@@ -390,7 +431,7 @@ func (m *globMatcher) match(rel string) bool {
 	for _, p := range m.pats {
 		if len(p) == 2 && p[0] == "**" && p[1] != "**" {
 			// "**/x" is x against the name alone: no split.
-			if ok, _ := path.Match(p[1], path.Base(rel)); ok {
+			if matchName(p[1], path.Base(rel)) {
 				return true
 			}
 			continue

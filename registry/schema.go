@@ -108,14 +108,26 @@ func schemaOf(t reflect.Type) (map[string]any, error) {
 	return nil, fmt.Errorf("unsupported field type %s", t)
 }
 
+// checkObjectSchema is what Define checks of a parameters schema: JSON,
+// and an object schema. The rest is checked when it is compiled.
+func checkObjectSchema(params json.RawMessage) error {
+	var obj map[string]any
+	if err := json.Unmarshal(params, &obj); err != nil {
+		if json.Valid(params) {
+			return fmt.Errorf(`parameters schema must be an object schema ("type": "object")`)
+		}
+		return fmt.Errorf("parameters schema is not JSON: %w", err)
+	}
+	if obj["type"] != "object" {
+		return fmt.Errorf(`parameters schema must be an object schema ("type": "object")`)
+	}
+	return nil
+}
+
 func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
 	if err != nil {
 		return nil, fmt.Errorf("parameters schema is not JSON: %w", err)
-	}
-	obj, ok := doc.(map[string]any)
-	if !ok || obj["type"] != "object" {
-		return nil, fmt.Errorf(`parameters schema must be an object schema ("type": "object")`)
 	}
 	c := jsonschema.NewCompiler()
 	url := "mem://tools/" + name + ".json"
@@ -127,7 +139,8 @@ func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, err
 
 // Validate checks arguments against the parameter schema. The error, an
 // *Error with code INVALID_ARGS, lists every violation, path-qualified, so
-// the model can correct itself in one step.
+// the model can correct itself in one step. The first call compiles the
+// schema; one that does not compile fails every call with INVALID_SCHEMA.
 func (d *Def) Validate(args json.RawMessage) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
@@ -136,7 +149,11 @@ func (d *Def) Validate(args json.RawMessage) error {
 	if err != nil {
 		return &Error{Code: "INVALID_ARGS", Message: "invalid arguments: not valid JSON: " + err.Error()}
 	}
-	if msgs := violations(d.schema, v, "arguments"); msgs != nil {
+	sch, err := d.schema()
+	if err != nil {
+		return &Error{Code: "INVALID_SCHEMA", Message: fmt.Sprintf("tool %q has a broken parameters schema: %v", d.Name, err)}
+	}
+	if msgs := violations(sch, v, "arguments"); msgs != nil {
 		return &Error{Code: "INVALID_ARGS", Message: "invalid arguments: " + strings.Join(msgs, "; ")}
 	}
 	return nil

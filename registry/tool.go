@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -78,7 +79,7 @@ type Def struct {
 	Timeout     time.Duration
 	Retry       RetryPolicy
 
-	schema          *jsonschema.Schema
+	schema          func() (*jsonschema.Schema, error) // compiled on first use
 	finalize        func(c *Call, r Result) []Content
 	run             func(ctx context.Context, c *Call) (Result, error)
 	presentCall     func(args json.RawMessage) View
@@ -98,7 +99,9 @@ type RetryPolicy struct {
 }
 
 // Define checks a typed tool and erases its types. A bad definition fails
-// here, at registration, never at call time.
+// here, at registration; only a parameters schema that is an object schema
+// but breaks the metaschema ("required": "x") is found at its first call,
+// because it is compiled then (see Def.Validate).
 func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	if t.Name == CodeToolName {
 		return nil, fmt.Errorf("registry: tool name %q is reserved for Code Mode", t.Name)
@@ -133,10 +136,12 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 			return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
 		}
 	}
-	sch, err := compileSchema(t.Name, params)
-	if err != nil {
+	if err := checkObjectSchema(params); err != nil {
 		return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
 	}
+	// Compiled on first use: compiling checks the schema against the
+	// JSON Schema metaschema, a millisecond a tool, paid at every start.
+	sch := sync.OnceValues(func() (*jsonschema.Schema, error) { return compileSchema(t.Name, params) })
 	if t.Retry.Attempts < 0 || t.Retry.Backoff < 0 {
 		return nil, fmt.Errorf("registry: tool %q: negative retry policy", t.Name)
 	}

@@ -73,7 +73,7 @@ func refWalk(root string) []string {
 		for _, e := range entries {
 			abs := filepath.Join(dir, e.Name())
 			if e.IsDir() {
-				if !vcsDirs[e.Name()] && !refIgnored(rules, abs, true) {
+				if !vcsDir(e.Name()) && !refIgnored(rules, abs, true) {
 					walk(abs, rules)
 				}
 				continue

@@ -15,8 +15,15 @@ import (
 	"time"
 )
 
-// vcsDirs are never searched: version-control metadata, not workspace files.
-var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, ".jj": true}
+// vcsDir reports the directories never searched: version-control
+// metadata, not workspace files.
+func vcsDir(name string) bool {
+	switch name {
+	case ".git", ".hg", ".svn", ".jj":
+		return true
+	}
+	return false
+}
 
 // ignoreRule is one line of a .gitignore, relative to the directory holding it.
 type ignoreRule struct {
@@ -325,7 +332,7 @@ func (w *walker) read(n *dirNode) {
 		name := e.Name()
 		abs := n.abs + sep + name
 		if e.IsDir() {
-			if vcsDirs[name] || ig.ignored(abs, name, true) {
+			if vcsDir(name) || ig.ignored(abs, name, true) {
 				continue
 			}
 			sub := &dirNode{abs: abs, ig: ig, done: make(chan struct{})}

@@ -1,7 +1,9 @@
 // Package agent is the ACP agent: sessions, the prompt turn loop,
 // cancellation and stop reasons, and permission decisions. It appends what
-// happens to each session's log and sends what package mapping makes of it;
-// it never formats a wire message by hand.
+// happens to each session's log, folds every event into the session's state
+// (state.go: apply is the state's only writer, live and on load alike), and
+// sends what package mapping makes of it; it never formats a wire message by
+// hand. docs/DESIGN.md describes the whole.
 package agent
 
 import (
@@ -71,7 +73,7 @@ type Agent struct {
 
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
-	sessions map[string]*Session
+	sessions map[string]*conversation
 	shutdown bool // no sessions after Shutdown: their servers would outlive it
 }
 
@@ -103,7 +105,7 @@ func New(client acp.Client, o Options) *Agent {
 	if o.NewID == nil {
 		o.NewID = randomID
 	}
-	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*Session{}}
+	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*conversation{}}
 }
 
 func randomID() string {
@@ -187,14 +189,14 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
-	s.startMCP(ctx, req.McpServers) // bounded; see MCPStartTimeout
+	s.mcp.start(ctx, req.McpServers) // bounded; see MCPStartTimeout
 	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
 	s.announceAfterReply(ctx)
 	modes, opts := s.Controls()
 	return &acp.NewSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
 }
 
-func (a *Agent) session(id string) (*Session, error) {
+func (a *Agent) session(id string) (*conversation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]
@@ -239,7 +241,7 @@ func (a *Agent) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) 
 
 // forget takes a session out of the live ones, returning it (nil if it was
 // not live). Whoever forgets a session closes it.
-func (a *Agent) forget(id string) *Session {
+func (a *Agent) forget(id string) *conversation {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]
@@ -252,11 +254,11 @@ func (a *Agent) forget(id string) *Session {
 // process is exiting).
 func (a *Agent) Shutdown() {
 	a.mu.Lock()
-	ss := make([]*Session, 0, len(a.sessions))
+	ss := make([]*conversation, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		ss = append(ss, s)
 	}
-	a.sessions = map[string]*Session{}
+	a.sessions = map[string]*conversation{}
 	a.shutdown = true
 	a.mu.Unlock()
 	var wg sync.WaitGroup

@@ -15,7 +15,7 @@ import (
 // returns the stop reason of the turn it ran in.
 type command struct {
 	session.Command
-	run func(s *Session, ctx context.Context, arg string) acp.StopReason
+	run func(s *conversation, ctx context.Context, arg string) acp.StopReason
 }
 
 // commands is the catalog, in the order /help lists it.
@@ -23,12 +23,12 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{session.Command{Name: "help", Description: "List the commands"}, (*Session).cmdHelp},
-		{session.Command{Name: "clear", Description: "Start a fresh context: the model forgets the conversation so far"}, (*Session).cmdClear},
-		{session.Command{Name: "compact", Description: "Replace the conversation with a summary written by the model", Hint: "what the summary should keep (optional)"}, (*Session).cmdCompact},
-		{session.Command{Name: "mode", Description: "Show or set the permission mode", Hint: "ask | accept-edits | plan | bypass"}, (*Session).cmdMode},
-		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, (*Session).cmdModel},
-		{session.Command{Name: "tools", Description: "List the tools the model can call"}, (*Session).cmdTools},
+		{session.Command{Name: "help", Description: "List the commands"}, (*conversation).cmdHelp},
+		{session.Command{Name: "clear", Description: "Start a fresh context: the model forgets the conversation so far"}, (*conversation).cmdClear},
+		{session.Command{Name: "compact", Description: "Replace the conversation with a summary written by the model", Hint: "what the summary should keep (optional)"}, (*conversation).cmdCompact},
+		{session.Command{Name: "mode", Description: "Show or set the permission mode", Hint: "ask | accept-edits | plan | bypass"}, (*conversation).cmdMode},
+		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, (*conversation).cmdModel},
+		{session.Command{Name: "tools", Description: "List the tools the model can call"}, (*conversation).cmdTools},
 	}
 }
 
@@ -43,7 +43,7 @@ func commandCatalog() session.Commands {
 
 // announce sends what the editor shows about a session that it has just
 // learned of (session/new, load, resume): the command catalog.
-func (s *Session) announce(ctx context.Context) {
+func (s *conversation) announce(ctx context.Context) {
 	s.emit(ctx, session.New(commandCatalog()))
 }
 
@@ -51,7 +51,7 @@ func (s *Session) announce(ctx context.Context) {
 // is on the wire, and holds the session's first prompt until then, so the
 // catalog always comes before anything of a turn (a fixed order for editors
 // and transcripts alike).
-func (s *Session) announceAfterReply(ctx context.Context) {
+func (s *conversation) announceAfterReply(ctx context.Context) {
 	ready := make(chan struct{})
 	s.mu.Lock()
 	s.ready = ready
@@ -64,7 +64,7 @@ func (s *Session) announceAfterReply(ctx context.Context) {
 
 // awaitAnnounced waits until the session has been announced (see
 // announceAfterReply) or ctx ends.
-func (s *Session) awaitAnnounced(ctx context.Context) {
+func (s *conversation) awaitAnnounced(ctx context.Context) {
 	s.mu.Lock()
 	ready := s.ready
 	s.mu.Unlock()
@@ -92,7 +92,7 @@ func parseCommand(text string) (name, arg string, ok bool) {
 
 // turn runs one prompt: a slash command without a model request, else the
 // model loop; the first exchange names the session.
-func (s *Session) turn(ctx context.Context, text string) acp.StopReason {
+func (s *conversation) turn(ctx context.Context, text string) acp.StopReason {
 	if name, arg, ok := parseCommand(text); ok {
 		for _, c := range commands {
 			if c.Name == name {
@@ -122,12 +122,12 @@ func commandList() string {
 	return b.String()
 }
 
-func (s *Session) cmdHelp(ctx context.Context, _ string) acp.StopReason {
+func (s *conversation) cmdHelp(ctx context.Context, _ string) acp.StopReason {
 	s.notice(ctx, commandList())
 	return acp.StopEndTurn
 }
 
-func (s *Session) cmdClear(ctx context.Context, _ string) acp.StopReason {
+func (s *conversation) cmdClear(ctx context.Context, _ string) acp.StopReason {
 	n := len(s.history())
 	s.emit(ctx, session.New(session.ContextReset{Reason: "clear"}))
 	s.recordUsage(ctx, &model.Usage{})
@@ -141,7 +141,7 @@ const compactInstruction = "Summarise the conversation so far for a fresh contex
 
 // cmdCompact asks the model for a summary of the history and replaces the
 // history with it.
-func (s *Session) cmdCompact(ctx context.Context, arg string) acp.StopReason {
+func (s *conversation) cmdCompact(ctx context.Context, arg string) acp.StopReason {
 	p := s.provider()
 	if p == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
@@ -189,7 +189,7 @@ func (s *Session) cmdCompact(ctx context.Context, arg string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-func (s *Session) cmdMode(ctx context.Context, arg string) acp.StopReason {
+func (s *conversation) cmdMode(ctx context.Context, arg string) acp.StopReason {
 	if arg == "" {
 		cur := s.mode()
 		var b strings.Builder
@@ -213,7 +213,7 @@ func (s *Session) cmdMode(ctx context.Context, arg string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-func (s *Session) cmdModel(ctx context.Context, arg string) acp.StopReason {
+func (s *conversation) cmdModel(ctx context.Context, arg string) acp.StopReason {
 	ms := s.a.models()
 	if len(ms) == 0 {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
@@ -245,7 +245,7 @@ func (s *Session) cmdModel(ctx context.Context, arg string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-func (s *Session) cmdTools(ctx context.Context, _ string) acp.StopReason {
+func (s *conversation) cmdTools(ctx context.Context, _ string) acp.StopReason {
 	defs := s.scope.Visible()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools visible to the model", len(defs))
@@ -255,7 +255,7 @@ func (s *Session) cmdTools(ctx context.Context, _ string) acp.StopReason {
 		desc, _, _ := strings.Cut(d.Description, ". ")
 		desc = strings.TrimSuffix(desc, ".")
 		fmt.Fprintf(&b, "\n- `%s`: %s", d.Name, desc)
-		if ReadOnly(d, []byte("{}")) {
+		if d.Facts.ReadOnly {
 			b.WriteString(" (read-only)")
 		}
 	}

@@ -27,7 +27,7 @@ const linkedFileMax = 256 << 10
 //     image, other blobs are named;
 //   - image: only when the session's model accepts images (and only then
 //     is the capability advertised).
-func (s *Session) promptContent(blocks []acp.ContentBlock) (string, []int, error) {
+func (s *conversation) promptContent(blocks []acp.ContentBlock) (string, []int, error) {
 	var b strings.Builder
 	var images []int // indexes of the blocks whose image goes with the text
 	acceptsImages := false
@@ -66,7 +66,7 @@ func (s *Session) promptContent(blocks []acp.ContentBlock) (string, []int, error
 	return b.String(), images, nil
 }
 
-func (s *Session) modelName() string {
+func (s *conversation) modelName() string {
 	if m := s.currentModel(); m != nil {
 		return m.ID
 	}

@@ -132,9 +132,9 @@ type noArgs struct{}
 
 func testRegistry(t *testing.T, r *ran) *registry.Registry {
 	reg := registry.New()
-	add := func(name string, view registry.View, asks bool) {
+	add := func(name string, view registry.View, facts registry.Facts, asks bool) {
 		tool := registry.Tool[noArgs, string]{
-			Name: name, Description: "Test tool " + name + ". More.",
+			Name: name, Description: "Test tool " + name + ". More.", Facts: facts,
 			Run:         func(context.Context, *registry.Call, noArgs) (string, error) { r.add(name); return name + " done", nil },
 			PresentCall: func(noArgs) registry.View { return view },
 		}
@@ -145,9 +145,10 @@ func testRegistry(t *testing.T, r *ran) *registry.Registry {
 		}
 		registry.MustAdd(reg, tool)
 	}
-	add("look", registry.GenericCard{Title: "look", Kind: "read"}, false)
-	add("edit_file", registry.DiffCard{Title: "edit"}, true)
-	add("shell", registry.TerminalCard{Command: "make"}, true)
+	// The cards say nothing to the modes: the facts do.
+	add("look", registry.GenericCard{Title: "look", Kind: "read"}, registry.Facts{ReadOnly: true, Kind: "read"}, false)
+	add("edit_file", registry.DiffCard{Title: "edit"}, registry.Facts{Edits: true, Kind: "edit"}, true)
+	add("shell", registry.TerminalCard{Command: "make"}, registry.Facts{Kind: "execute"}, true)
 	todo.Register(reg)
 	return reg
 }

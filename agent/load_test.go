@@ -188,13 +188,13 @@ func userChunk(id, text string) string {
 	return string(b)
 }
 
-func (s *Session) turnCount() int {
+func (s *conversation) turnCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.turns
 }
 
-func (a *Agent) liveSession(t *testing.T, id string) *Session {
+func (a *Agent) liveSession(t *testing.T, id string) *conversation {
 	t.Helper()
 	s, err := a.session(id)
 	if err != nil {

@@ -118,13 +118,13 @@ func (a *Agent) defaultControls() ctlState {
 
 // Controls returns what session/new, load and resume answer with: the
 // legacy modes and the complete config option list.
-func (s *Session) Controls() (*acp.SessionModeState, []acp.ConfigOption) {
+func (s *conversation) Controls() (*acp.SessionModeState, []acp.ConfigOption) {
 	st := s.controlsState()
 	return mapping.ModeState(st), mapping.ConfigOptions(st)
 }
 
 // controlsState is the complete state the mapping renders.
-func (s *Session) controlsState() session.Controls {
+func (s *conversation) controlsState() session.Controls {
 	s.mu.Lock()
 	ctl := s.st.ctl
 	s.mu.Unlock()
@@ -141,19 +141,19 @@ func (a *Agent) controlsOf(ctl ctlState) session.Controls {
 	return c
 }
 
-func (s *Session) controls() ctlState {
+func (s *conversation) controls() ctlState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.ctl
 }
 
-func (s *Session) mode() string { return s.controls().mode }
+func (s *conversation) mode() string { return s.controls().mode }
 
 // currentModel is the session's model, or nil when none is configured.
-func (s *Session) currentModel() *ModelChoice { return s.a.modelChoice(s.controls().model) }
+func (s *conversation) currentModel() *ModelChoice { return s.a.modelChoice(s.controls().model) }
 
 // provider is the provider the next model request goes to.
-func (s *Session) provider() model.Provider {
+func (s *conversation) provider() model.Provider {
 	if m := s.currentModel(); m != nil {
 		return m.Provider
 	}
@@ -164,7 +164,7 @@ func (s *Session) provider() model.Provider {
 // new state, which the mapping sends as current_mode_update and
 // config_option_update. A change lands between two tool calls of a turn at
 // the earliest: the gate reads the mode at each call.
-func (s *Session) setControl(ctx context.Context, id, value string) error {
+func (s *conversation) setControl(ctx context.Context, id, value string) error {
 	ctl := s.controls()
 	switch id {
 	case mapping.ConfigMode:
@@ -243,45 +243,14 @@ var (
 	_ acp.ConfigOptionSetter = (*Agent)(nil)
 )
 
-// ReadOnly reports whether a call only looks: its tool presents it as a
-// read, search, fetch or think card. Anything else (edits, commands, tools
-// without a presenter) may change something.
-func ReadOnly(d *registry.Def, args json.RawMessage) bool {
-	switch k := viewKind(d, args); k {
-	case acp.KindRead, acp.KindSearch, acp.KindFetch, acp.KindThink:
-		return true
-	}
-	return false
-}
-
-// isEdit reports whether a call changes files, as accept-edits understands it.
-func isEdit(d *registry.Def, args json.RawMessage) bool {
-	switch viewKind(d, args) {
-	case acp.KindEdit, acp.KindDelete, acp.KindMove:
-		return true
-	}
-	return false
-}
-
-func viewKind(d *registry.Def, args json.RawMessage) acp.ToolKind {
-	switch v := d.PresentCall(args).(type) {
-	case registry.DiffCard:
-		return acp.KindEdit
-	case registry.TerminalCard:
-		return acp.KindExecute
-	case registry.GenericCard:
-		return acp.ToolKind(v.Kind)
-	}
-	return acp.KindOther
-}
-
-// modeGate applies the permission mode, read at the moment of the call. In
-// plan mode it denies whatever is not read-only; otherwise it decides
-// whether the tool's own approval request (permissionGate) is put to the user.
-func (s *Session) modeGate(ctx context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
+// modeGate applies the permission mode, read at the moment of the call, to
+// what the tool declares it is (registry.Facts). In plan mode it denies
+// whatever is not read-only; otherwise it decides whether the tool's own
+// approval request (permissionGate) is put to the user.
+func (s *conversation) modeGate(ctx context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
 	switch s.mode() {
 	case ModePlan:
-		if !ReadOnly(d, c.Args) {
+		if !d.Facts.ReadOnly {
 			return pipeline.Decision{Kind: pipeline.Deny, Reason: fmt.Sprintf(
 				"tool %q was not run: the session is in plan mode, where only read-only tools run. "+
 					"Finish the plan (todo_write) and ask the user to switch modes to carry it out", d.Name)}
@@ -289,7 +258,7 @@ func (s *Session) modeGate(ctx context.Context, d *registry.Def, c *registry.Cal
 	case ModeBypass:
 		return pipeline.Decision{Kind: pipeline.Allow}
 	case ModeAcceptEdits:
-		if isEdit(d, c.Args) {
+		if d.Facts.Edits {
 			return pipeline.Decision{Kind: pipeline.Allow}
 		}
 	}
@@ -297,7 +266,7 @@ func (s *Session) modeGate(ctx context.Context, d *registry.Def, c *registry.Cal
 }
 
 // modePrompt tells the model about a mode that changes what it may do.
-func (s *Session) modePrompt() string {
+func (s *conversation) modePrompt() string {
 	if s.mode() == ModePlan {
 		return " The session is in plan mode: only read-only tools run. Investigate, then lay out the plan with todo_write; do not try to change files or run commands."
 	}

@@ -33,7 +33,7 @@ const (
 // session/cancel while waiting (even if an answer arrives after it), a
 // client that fails the request, and an unknown optionId all keep it from
 // running.
-func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call, reason string) (pipeline.Outcome, error) {
+func (s *conversation) Approve(ctx context.Context, d *registry.Def, c *registry.Call, reason string) (pipeline.Outcome, error) {
 	key, subject := d.Name, "`"+d.Name+"`"
 	if p := d.Permission(c); p != nil {
 		if p.Key != "" {
@@ -99,6 +99,6 @@ func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call
 
 // grant logs an "always" answer; applying it is what remembers it, so a
 // loaded or resumed session still knows it.
-func (s *Session) grant(ctx context.Context, key string, allowed bool) {
+func (s *conversation) grant(ctx context.Context, key string, allowed bool) {
 	s.emit(ctx, session.New(session.Grant{Key: key, Allowed: allowed}))
 }

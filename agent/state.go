@@ -176,7 +176,7 @@ func argsJSON(s string) json.RawMessage {
 }
 
 // history is a copy of the model's context as it stands.
-func (s *Session) history() []model.Message {
+func (s *conversation) history() []model.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.st.history)

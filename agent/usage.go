@@ -15,7 +15,7 @@ import (
 
 // recordUsage logs the context size after a model call (sent as
 // usage_update) and adds the call's cost when the model has prices.
-func (s *Session) recordUsage(ctx context.Context, u *model.Usage) {
+func (s *conversation) recordUsage(ctx context.Context, u *model.Usage) {
 	if u == nil {
 		return
 	}
@@ -56,7 +56,7 @@ func (p *Price) cost(u *model.Usage) float64 {
 // A prompt with nothing to name it by (only attachments) leaves the session
 // untitled, and the next exchange tries again: whether the session has a
 // title is all the log needs to say.
-func (s *Session) maybeTitle(ctx context.Context, prompt string) {
+func (s *conversation) maybeTitle(ctx context.Context, prompt string) {
 	if s.controls().title != "" {
 		return
 	}
@@ -68,7 +68,7 @@ func (s *Session) maybeTitle(ctx context.Context, prompt string) {
 }
 
 // Title returns the session's title, "" before the first exchange.
-func (s *Session) Title() string { return s.controls().title }
+func (s *conversation) Title() string { return s.controls().title }
 
 const titleMax = 60
 
@@ -100,7 +100,7 @@ func titleFrom(prompt string) string {
 // observePlan turns a tool result that carries a plan into the session's
 // plan (sent as a plan update). The convention: Result.Meta is an object
 // with a "plan" array of {content, status, priority?}; tools/todo writes it.
-func (s *Session) observePlan(_ *registry.Def, _ *registry.Call, r registry.Result) {
+func (s *conversation) observePlan(_ *registry.Def, _ *registry.Call, r registry.Result) {
 	if r.IsError || len(r.Meta) == 0 {
 		return
 	}

@@ -13,16 +13,17 @@ import (
 // ToolName is the reserved name of the Code Mode tool.
 const ToolName = "run_code"
 
-// Mode says how the tools are offered to the model.
-type Mode string
+// Mode says how the tools are offered to the model: the registry's one
+// tools-mode type, which the scope's visibility follows.
+type Mode = registry.Mode
 
 const (
 	// ModeNative offers every tool as its own schema; no run_code.
-	ModeNative Mode = "native"
+	ModeNative = registry.Native
 	// ModeCode offers run_code only, with the SDK in the system prompt.
-	ModeCode Mode = "code"
+	ModeCode = registry.Code
 	// ModeBoth offers every native tool and run_code.
-	ModeBoth Mode = "both"
+	ModeBoth = registry.Both
 )
 
 // Modes lists the modes in the order a picker shows them.

@@ -11,7 +11,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
-// Terminal cards follow Zed's _meta convention (acp/PROTOCOL.md §12) when the
+// Terminal cards follow Zed's _meta convention (Zed's terminal_output client capability) when the
 // client advertised it:
 //
 //	tool_call         content [description?, {terminal}], _meta.terminal_info {terminal_id, cwd}

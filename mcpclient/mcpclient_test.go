@@ -127,6 +127,11 @@ func TestTransports(t *testing.T) {
 			if err != nil || r.Text() != "echo: hi" {
 				t.Errorf("echo: %q, %v", r.Text(), err)
 			}
+			// The server's readOnlyHint becomes the tool's declared fact.
+			if !tool(t, c, tc.prefix+"image").Facts.ReadOnly || echo.Facts.ReadOnly {
+				t.Errorf("readOnlyHint: image read-only %v, echo read-only %v; want true, false",
+					tool(t, c, tc.prefix+"image").Facts.ReadOnly, echo.Facts.ReadOnly)
+			}
 			r, err = call(t, tool(t, c, tc.prefix+"image"), `{}`)
 			if err != nil || len(r.Content) != 1 || r.Content[0].Type != "image" || r.Content[0].MimeType != "image/png" ||
 				r.Content[0].Data != base64.StdEncoding.EncodeToString(mcptest.PNG) {

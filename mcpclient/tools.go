@@ -98,6 +98,9 @@ func (c *Conn) define(t *mcp.Tool, taken map[string]bool) (*registry.Def, error)
 		// pipeline's timeout policy fails the call (TOOL_TIMEOUT) and the
 		// model can go on. Ten minutes leaves room for slow, real work.
 		Timeout: CallTimeout,
+		// readOnlyHint is what the server says its tool is: plan mode lets
+		// such a call run (and it still asks, below).
+		Facts: registry.Facts{ReadOnly: readOnly},
 		PresentCall: func(json.RawMessage) registry.View {
 			return registry.GenericCard{Title: server + ": " + title, Kind: "other"}
 		},

@@ -285,13 +285,16 @@ func (p *Pipeline) body(ctx context.Context, d *registry.Def, c *registry.Call) 
 	res, err := d.Run(ctx, c)
 	if err != nil {
 		var te *registry.Error
-		if errors.As(err, &te) {
-			return registry.ErrorResult(te.Code, te.Message)
+		switch {
+		case errors.As(err, &te):
+			r = registry.ErrorResult(te.Code, te.Message)
+		case ctx.Err() != nil:
+			r = registry.ErrorResult("ABORTED", msgAborted)
+		default:
+			r = registry.ErrorResult("TOOL_ERROR", err.Error())
 		}
-		if ctx.Err() != nil {
-			return registry.ErrorResult("ABORTED", msgAborted)
-		}
-		return registry.ErrorResult("TOOL_ERROR", err.Error())
+		r.Meta = res.Meta // display data of what ran before the failure
+		return r
 	}
 	return res
 }

@@ -55,6 +55,25 @@ type Tool[In, Out any] struct {
 	// It may read the call (cwd, roots) but must not do I/O beyond stat-ing
 	// paths: it runs before the call is allowed to do anything.
 	Permission func(c *Call, in In) *Permission
+
+	// Facts say what the tool is; policy (plan mode, accept-edits) reads
+	// them, never the card a presenter draws.
+	Facts Facts
+}
+
+// Facts are what a tool declares about every call of it, the way MCP
+// tools carry readOnlyHint. The zero value claims nothing: the tool may
+// change anything.
+type Facts struct {
+	// ReadOnly: a call only looks (reads, searches, plans); it changes
+	// neither files nor anything outside the session.
+	ReadOnly bool
+	// Edits: a call changes files in the workspace, and nothing else (no
+	// commands run): what accept-edits lets through.
+	Edits bool
+	// Kind is the ACP tool kind of its calls (read, edit, delete, move,
+	// search, execute, think, fetch, other); "" for other.
+	Kind string
 }
 
 // Permission is a tool's request for the user's approval of one call.
@@ -78,6 +97,7 @@ type Def struct {
 	Output      json.RawMessage
 	Timeout     time.Duration
 	Retry       RetryPolicy
+	Facts       Facts
 
 	schema          func() (*jsonschema.Schema, error) // compiled on first use
 	finalize        func(c *Call, r Result) []Content
@@ -163,7 +183,7 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		}
 	}
 	d := &Def{Name: t.Name, Description: t.Description, Parameters: params, Output: output,
-		Timeout: t.Timeout, Retry: t.Retry, schema: sch, finalize: t.Finalize}
+		Timeout: t.Timeout, Retry: t.Retry, Facts: t.Facts, schema: sch, finalize: t.Finalize}
 	d.run = func(ctx context.Context, c *Call) (Result, error) {
 		in, err := decode[In](c.Args)
 		if err != nil {
@@ -171,7 +191,16 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		}
 		out, err := t.Run(ctx, c, in)
 		if err != nil {
-			return Result{}, err
+			// A body that failed part way (a cancelled command) may still
+			// have display data: what it printed before it stopped is
+			// stored, so a replay shows what the live card showed.
+			var r Result
+			if t.Meta != nil {
+				if m := t.Meta(in, out); m != nil {
+					r.Meta, _ = json.Marshal(m)
+				}
+			}
+			return r, err
 		}
 		if outSchema != nil {
 			if err := outSchema.check(out); err != nil {

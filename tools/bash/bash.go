@@ -126,6 +126,7 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 	opts := o.withDefaults()
 	return registry.Tool[Args, Outcome]{
 		Name:        "bash",
+		Facts:       registry.Facts{Kind: "execute"},
 		Description: description,
 		Parameters: []byte(`{"type":"object","properties":{` +
 			`"command":{"type":"string","minLength":1,"description":"The command line, run with bash -c"},` +
@@ -140,6 +141,9 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 			return []registry.Content{registry.Text(render(out))}
 		},
 		Meta: func(_ Args, out Outcome) any {
+			if out.ExitCode == nil && out.Signal == "" && out.Output == "" {
+				return nil // it never ran (bad workdir, no bash): the error says it all
+			}
 			return meta{Cwd: out.Cwd, ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut,
 				TimeoutMs: out.TimeoutMs, DurationMs: out.DurationMs, Output: out.Output,
 				OutputTruncated: out.OutputTruncated, Truncated: out.Truncated(),

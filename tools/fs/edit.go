@@ -21,7 +21,8 @@ type editArgs struct {
 
 func editTool() registry.Tool[editArgs, changeOut] {
 	return registry.Tool[editArgs, changeOut]{
-		Name: "edit",
+		Name:  "edit",
+		Facts: registry.Facts{Edits: true, Kind: "edit"},
 		Description: "Replace text in a file: old_string (literal, exactly as the file has it, without the \"N: \" line prefixes of read) " +
 			"becomes new_string. old_string must occur exactly once unless replace_all is true. " +
 			"Read the file in this session first. Line endings, a byte-order mark and the final newline are kept as the file has them.",

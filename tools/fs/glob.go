@@ -28,7 +28,8 @@ type globOut struct {
 
 func globTool() registry.Tool[globArgs, globOut] {
 	return registry.Tool[globArgs, globOut]{
-		Name: "glob",
+		Name:  "glob",
+		Facts: registry.Facts{ReadOnly: true, Kind: "search"},
 		Description: "Find files by name pattern, newest first (at most 100). A pattern without \"/\" matches file names " +
 			"at any depth (\"*.go\"); with \"/\" it matches paths relative to path (\"src/**/*.ts\"); \"**\" spans directories " +
 			"and {a,b} gives alternatives. Files ignored by .gitignore and VCS directories are skipped.",

@@ -56,7 +56,8 @@ type grepOut struct {
 
 func grepTool() registry.Tool[grepArgs, grepOut] {
 	return registry.Tool[grepArgs, grepOut]{
-		Name: "grep",
+		Name:  "grep",
+		Facts: registry.Facts{ReadOnly: true, Kind: "search"},
 		Description: "Search file contents with a Go regular expression (RE2 syntax; ^ and $ match at line boundaries). " +
 			"Returns at most 250 matching lines grouped by file, as \"N: text\". include filters files by name " +
 			"(\"*.go\", \"*.{ts,tsx}\"). Binary files, files ignored by .gitignore and VCS directories are skipped.",

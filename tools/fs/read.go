@@ -29,7 +29,8 @@ type readArgs struct {
 
 func readTool() registry.Tool[readArgs, string] {
 	return registry.Tool[readArgs, string]{
-		Name: "read",
+		Name:  "read",
+		Facts: registry.Facts{ReadOnly: true, Kind: "read"},
 		Description: "Read a text file. Lines are numbered \"N: text\". Reads at most 2000 lines, " +
 			"2000 characters per line and 50 KiB per call; use offset and limit to page through larger files.",
 		Parameters: []byte(`{"type":"object","properties":{` +

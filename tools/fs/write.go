@@ -30,7 +30,8 @@ type changeOut struct {
 
 func writeTool() registry.Tool[writeArgs, changeOut] {
 	return registry.Tool[writeArgs, changeOut]{
-		Name: "write",
+		Name:  "write",
+		Facts: registry.Facts{Edits: true, Kind: "edit"},
 		Description: "Create a file or replace its whole content. Parent directories are created. " +
 			"Overwriting an existing file requires reading it first in this session; prefer edit for changes to existing files.",
 		Parameters: []byte(`{"type":"object","properties":{` +

@@ -40,7 +40,8 @@ func Register(r *registry.Registry) {
 
 func tool() registry.Tool[args, []Item] {
 	return registry.Tool[args, []Item]{
-		Name: Name,
+		Name:  Name,
+		Facts: registry.Facts{ReadOnly: true, Kind: "think"},
 		Description: "Write the task list for the current work. Use it for work with three or more steps: " +
 			"send the whole list each time, with exactly one item in_progress while you work and items marked " +
 			"completed as soon as they are done. The user sees the list as the plan.",

@@ -68,8 +68,7 @@ func rssKiB() int {
 // reports the bridge's CPU time per turn near turn 1, 100 and 500 (the
 // median of the 10 turns ending there: one turn is too short to time
 // alone), allocations per turn at the same points, and the RSS and log
-// size at the end. Bytes allocated per turn grow a little: each model
-// request is a fresh slice of the whole history (the request itself). A turn should cost the same at 500 as at 1: the model
+// size at the end. A turn should cost the same at 500 as at 1: the model
 // request carries the history, but nothing should re-encode, re-translate
 // or copy it.
 //

@@ -17,6 +17,9 @@ import (
 // never-restarted process would have (TestFoldEqualsLive).
 type state struct {
 	history []model.Message // what the next model request sends after the system prompt
+	// histGen changes whenever history is replaced rather than appended to:
+	// between two changes, history only grows (request relies on it).
+	histGen uint64
 	ctl     ctlState
 	grants  map[string]bool // "always" answers by permission key: allowed or rejected
 	open    []openCall      // tool calls without a result, in the order made
@@ -71,6 +74,7 @@ func (st *state) apply(ev session.Event) {
 		clear(st.pending)
 		st.extra = nil
 		st.history = nil
+		st.histGen++
 		if p.Reason == "compact" {
 			st.history = compactedContext(p.Summary)
 		}

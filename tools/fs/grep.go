@@ -230,8 +230,10 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 		seq  int
 		file grepFile
 	}
-	jobs := make(chan job, 256)
-	results := make(chan done, 256)
+	// Short queues: what is queued is read even when the first matches
+	// already fill the result, and most searches stop early.
+	jobs := make(chan job, 16)
+	results := make(chan done, 16)
 	go func() {
 		defer close(jobs)
 		seq := 0
@@ -267,6 +269,9 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 			defer workers.Done()
 			w := &grepWorker{}
 			for j := range jobs {
+				if ctx.Err() != nil {
+					continue // stopped: drain the queue without reading
+				}
 				m, _ := s.file(j.path, w) // unreadable files are skipped
 				select {
 				case results <- done{j.seq, grepFile{Path: j.path, Matches: m}}:

@@ -147,6 +147,9 @@ func benchVsRipgrep(b *testing.B, tool, args, want string, rgArgs []string) {
 	d := r.NewScope().Get(tool)
 	p := pipeline.New(nil)
 	rg, _ := exec.LookPath("rg")
+	if rgArgs == nil {
+		rg = "" // no comparison
+	}
 	run := func() {
 		res := p.Execute(b.Context(), d, &registry.Call{Name: tool, Args: []byte(args), Cwd: dir, Roots: []string{dir}})
 		if res.IsError || !strings.Contains(res.Text(), want) {
@@ -202,6 +205,14 @@ func BenchmarkGrepVsRipgrep(b *testing.B) {
 				[]string{"--hidden", "-n", "--no-heading", "--color", "never", "-e", c.pattern, "."})
 		})
 	}
+}
+
+// BenchmarkGrepCapped searches for a pattern on most lines: the first 250
+// matches by path are known after a few files, and the search stops there
+// (ripgrep has no such limit, so there is no comparison). What it measures
+// is how little is read past that point.
+func BenchmarkGrepCapped(b *testing.B) {
+	benchVsRipgrep(b, "grep", `{"pattern":"func \\w+\\(ctx"}`, "Found more than 250 matches", nil)
 }
 
 // BenchmarkGlobVsRipgrep lists the tree's Go files with glob, newest

@@ -245,7 +245,7 @@ type walkEntry struct {
 
 // walkAhead bounds the entries read ahead and not yet visited, so a
 // monorepo's walk holds a window of it, not all of it.
-const walkAhead = 32 << 10
+const walkAhead = 1 << 10
 
 type walker struct {
 	ctx     context.Context

@@ -41,6 +41,12 @@ type Options struct {
 	DefaultModel string
 	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
 	PermissionMode string
+	// OfferBypass offers bypass among the choices of the mode picker (the
+	// legacy modes and the mode config option). Zed saves the last value
+	// picked and re-applies it to every new, loaded and resumed session, so
+	// one pick of an offered bypass would make it the default for good;
+	// without the opt-in bypass is reached by /mode and PermissionMode only.
+	OfferBypass bool
 	// MCPStartTimeout bounds how long session/new waits for the session's
 	// MCP servers (default 5s); slower ones join when ready.
 	MCPStartTimeout time.Duration
@@ -73,6 +79,7 @@ type Agent struct {
 
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
+	info     *acp.Implementation // the client's clientInfo, nil when it sent none
 	sessions map[string]*conversation
 	shutdown bool // no sessions after Shutdown: their servers would outlive it
 }
@@ -121,7 +128,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		return nil, acp.InvalidParams("invalid params: protocolVersion must be between 0 and 65535")
 	}
 	a.mu.Lock()
-	a.caps = req.ClientCapabilities
+	a.caps, a.info = req.ClientCapabilities, req.ClientInfo
 	a.mu.Unlock()
 	a.log.Info("initialize", "clientVersion", req.ProtocolVersion, "client", req.ClientInfo,
 		"terminalOutput", req.ClientCapabilities.TerminalOutput())
@@ -131,8 +138,10 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentInfo:       &acp.Implementation{Name: a.o.Name, Version: a.o.Version, Title: "ACP Bridge"},
 		AgentCapabilities: acp.AgentCapabilities{
-			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: a.defaultModelImages()},
-			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}},
+			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: a.anyModelImages()},
+			// Additional directories are roots like the cwd (containment,
+			// permissions); Zed sends them only when this is advertised.
+			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, AdditionalDirectories: &acp.Empty{}},
 			McpCapabilities:     acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
 		AuthMethods: []acp.AuthMethod{},

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acp-bridge/acp-bridge/codemode"
+	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
@@ -100,10 +101,12 @@ func (h codeHost) Start(ctx context.Context, _ *registry.Def, c *registry.Call) 
 	}
 }
 
-func (h codeHost) Execute(ctx context.Context, d *registry.Def, c *registry.Call) registry.Result {
-	res := h.s.pipe.Execute(ctx, d, c)
+// Pipeline is the session's: the run drives its stages so sub-calls' policy
+// runs in submission order.
+func (h codeHost) Pipeline() *pipeline.Pipeline { return h.s.pipe }
+
+func (h codeHost) Finish(ctx context.Context, _ *registry.Def, c *registry.Call, res registry.Result) {
 	h.s.emit(ctx, session.New(session.ToolResult{CallID: c.ID, Result: res}))
-	return res
 }
 
 // toolsModeChoices are the tools modes the tools_mode option offers.

@@ -92,21 +92,21 @@ func parseCommand(text string) (name, arg string, ok bool) {
 
 // turn runs one prompt: a slash command without a model request, else the
 // model loop; the first exchange names the session.
-func (s *conversation) turn(ctx context.Context, text string) acp.StopReason {
+func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *acp.Error) {
 	if name, arg, ok := parseCommand(text); ok {
 		for _, c := range commands {
 			if c.Name == name {
-				return c.run(s, ctx, arg)
+				return c.run(s, ctx, arg), nil
 			}
 		}
 		s.notice(ctx, fmt.Sprintf("Unknown command `/%s`. %s", name, commandList()))
-		return acp.StopEndTurn
+		return acp.StopEndTurn, nil
 	}
-	reason := s.run(ctx, text)
-	if s.provider() != nil && ctx.Err() == nil {
+	reason, failure := s.run(ctx, text)
+	if failure == nil && s.provider() != nil && ctx.Err() == nil {
 		s.maybeTitle(ctx, text)
 	}
-	return reason
+	return reason, failure
 }
 
 func commandList() string {

@@ -60,10 +60,10 @@ func TestUnpromptedSessionIsSaved(t *testing.T) {
 			}
 			a1, _ := e.agentWith(models(), acp.ClientCapabilities{})
 			id := e.newSession(a1)
-			if _, err := a1.SetSessionMode(t.Context(), &acp.SetModeRequest{SessionID: id, ModeID: ModeBypass}); err != nil {
+			s := a1.liveSession(t, id)
+			if err := s.setControl(t.Context(), "mode", ModeBypass); err != nil { // as /mode bypass does
 				t.Fatal(err)
 			}
-			s := a1.liveSession(t, id)
 			if err := s.setControl(t.Context(), "model", "m/b"); err != nil {
 				t.Fatal(err)
 			}

@@ -215,7 +215,7 @@ func (s *conversation) foldLog(ctx context.Context, send bool) error {
 func (s *conversation) replay(ctx context.Context) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	tr := mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Replay: true})
+	tr := mapping.New(s.scope, s.mappingOptions(true))
 	for _, ev := range s.log.Events() {
 		for _, u := range tr.Translate(ev) {
 			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {

@@ -168,8 +168,9 @@ func (e *stEnv) prompt(a *Agent, c *stClient, id, text string) []string {
 			a.Cancel(context.Background(), &acp.CancelNotification{SessionID: id})
 		}()
 	}
-	if _, err := a.Prompt(e.t.Context(), &acp.PromptRequest{SessionID: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}}); err != nil {
-		e.t.Fatal(err)
+	_, err := a.Prompt(e.t.Context(), &acp.PromptRequest{SessionID: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	if err != nil && !(text == stPrompts[3] && strings.Contains(err.Error(), "connection reset")) {
+		e.t.Fatal(err) // only the failed model request of "Try again." fails the prompt
 	}
 	return c.since(n)
 }

@@ -84,17 +84,12 @@ func (a *Agent) modelChoice(id string) *ModelChoice {
 	return nil
 }
 
-// defaultModelImages: images are advertised only when a new session's
-// model accepts them.
-func (a *Agent) defaultModelImages() bool {
-	ms := a.models()
-	if len(ms) == 0 {
-		return false
-	}
-	if m := a.modelChoice(a.o.DefaultModel); m != nil {
-		return m.Images
-	}
-	return ms[0].Images
+// anyModelImages: images are advertised when any model a session may pick
+// accepts them. The capability is the agent's, fixed at initialize, while
+// the model is each session's choice; a prompt with images for a text-only
+// model gets the text and a notice (promptContent).
+func (a *Agent) anyModelImages() bool {
+	return slices.ContainsFunc(a.models(), func(m ModelChoice) bool { return m.Images })
 }
 
 // defaultControls are a new session's mode, model and tools mode, from the
@@ -133,7 +128,7 @@ func (s *conversation) controlsState() session.Controls {
 
 // controlsOf is the event that records ctl, with the choices offered.
 func (a *Agent) controlsOf(ctl ctlState) session.Controls {
-	c := session.Controls{Mode: ctl.mode, Modes: PermissionModes, Model: ctl.model,
+	c := session.Controls{Mode: ctl.mode, Modes: a.offeredModes(ctl.mode), Model: ctl.model,
 		Tools: string(ctl.tools), ToolsModes: toolsModeChoices}
 	for _, m := range a.models() {
 		c.Models = append(c.Models, session.Choice{ID: m.ID, Name: m.Name, Description: m.Description})
@@ -190,6 +185,16 @@ func (s *conversation) setControl(ctx context.Context, id, value string) error {
 	return nil
 }
 
+// offeredModes are the permission modes the picker offers: bypass only
+// when the user opted in (Options.OfferBypass), or while it is the current
+// mode (a picker must hold its current value).
+func (a *Agent) offeredModes(current string) []session.Choice {
+	if a.o.OfferBypass || current == ModeBypass {
+		return PermissionModes
+	}
+	return slices.DeleteFunc(slices.Clone(PermissionModes), func(c session.Choice) bool { return c.ID == ModeBypass })
+}
+
 func modeIDs() string {
 	var ids []string
 	for _, m := range PermissionModes {
@@ -215,6 +220,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, req *acp.SetModeRequest) (*a
 	if err != nil {
 		return nil, err
 	}
+	if err := s.fromPicker(mapping.ConfigMode, req.ModeID); err != nil {
+		return nil, err
+	}
 	if err := s.setControl(ctx, mapping.ConfigMode, req.ModeID); err != nil {
 		return nil, err
 	}
@@ -232,10 +240,26 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req *acp.SetConfigOp
 	if err := json.Unmarshal(req.Value, &value); err != nil {
 		return nil, acp.InvalidParams("invalid params: %q takes a string value", req.ConfigID)
 	}
+	if err := s.fromPicker(req.ConfigID, value); err != nil {
+		return nil, err
+	}
 	if err := s.setControl(ctx, req.ConfigID, value); err != nil {
 		return nil, err
 	}
 	return &acp.SetConfigOptionResponse{ConfigOptions: mapping.ConfigOptions(s.controlsState())}, nil
+}
+
+// fromPicker refuses a mode the picker does not offer. Zed re-applies the
+// value last picked to every new session, so a bypass picked while it was
+// the current mode would otherwise come back unasked.
+func (s *conversation) fromPicker(id, value string) error {
+	if id != mapping.ConfigMode || value != ModeBypass {
+		return nil
+	}
+	if !slices.ContainsFunc(s.a.offeredModes(s.mode()), func(c session.Choice) bool { return c.ID == value }) {
+		return acp.InvalidParams("invalid params: mode %q is not offered in the picker; use /mode bypass, or start acp-bridge with --offer-bypass", value)
+	}
+	return nil
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
@@ -68,9 +69,9 @@ func (s *conversation) Approve(ctx context.Context, d *registry.Def, c *registry
 		ToolCall:  tc,
 		Options: []acp.PermissionOption{
 			{OptionID: optAllowOnce, Name: "Allow once", Kind: acp.AllowOnce},
-			{OptionID: optAllowAlways, Name: "Always allow " + subject, Kind: acp.AllowAlways},
+			{OptionID: optAllowAlways, Name: mapping.OptionName("Always allow " + subject), Kind: acp.AllowAlways},
 			{OptionID: optRejectOnce, Name: "Reject", Kind: acp.RejectOnce},
-			{OptionID: optRejectAlways, Name: "Always reject " + subject, Kind: acp.RejectAlways},
+			{OptionID: optRejectAlways, Name: mapping.OptionName("Always reject " + subject), Kind: acp.RejectAlways},
 		},
 	}
 	resp, err := s.a.client.RequestPermission(ctx, req)

@@ -26,10 +26,13 @@ type conversation struct {
 	cwd   string
 	roots []string
 	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
-	scope *registry.Scope
-	pipe  *pipeline.Pipeline
-	files *Files    // tools' file access and read-tracking (files.go)
-	code  *codeMode // tools mode and run_code (codemode.go)
+	// zeroLines: the client reads card lines 0-based (mapping.ZeroBasedLines
+	// of its clientInfo), snapshotted with caps.
+	zeroLines bool
+	scope     *registry.Scope
+	pipe      *pipeline.Pipeline
+	files     *Files    // tools' file access and read-tracking (files.go)
+	code      *codeMode // tools mode and run_code (codemode.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -61,7 +64,10 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
 		noticed: func(text string) { s.notice(context.Background(), text) }}
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
-	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput(), Replay: replay})
+	a.mu.Lock()
+	s.zeroLines = mapping.ZeroBasedLines(a.info)
+	a.mu.Unlock()
+	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:     []pipeline.Gate{s.modeGate}, // modeGate consults permissionGate
 		Observers: []pipeline.Observer{s.observePlan},
@@ -72,6 +78,11 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		Logger:     a.log.With("session", id),
 	})
 	return s
+}
+
+// mappingOptions is how this session's events render for its client.
+func (s *conversation) mappingOptions(replay bool) mapping.Options {
+	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Replay: replay, ZeroBasedLines: s.zeroLines}
 }
 
 // emit appends an event, applies it and sends its updates: the one live
@@ -161,7 +172,7 @@ func (s *conversation) stopTurn(cause error) {
 
 // prompt runs one turn to its stop reason.
 func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, error) {
-	text, images, err := s.promptContent(blocks)
+	text, images, dropped, err := s.promptContent(blocks)
 	if err != nil {
 		return "", err
 	}
@@ -192,21 +203,32 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	raw, _ := json.Marshal(blocks)
 	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images}))
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
-	reason := s.turn(tctx, text) // commands.go: slash commands, else run
+	if dropped > 0 {
+		s.notice(ctx, s.droppedImagesNotice(dropped))
+	}
+	reason, failure := s.turn(tctx, text) // commands.go: slash commands, else run
 	if tctx.Err() != nil {
-		reason = acp.StopCancelled
+		reason, failure = acp.StopCancelled, nil
 	}
 	s.closeOpen(ctx, true, "ABORTED", "tool call aborted", "tool call aborted before it started")
-	s.emit(ctx, session.New(session.TurnEnd{Turn: turn, StopReason: string(reason)}))
+	end := session.TurnEnd{Turn: turn, StopReason: string(reason)}
+	if failure != nil {
+		end.Error = failure.Message
+	}
+	s.emit(ctx, session.New(end))
+	if failure != nil {
+		return "", failure // failure.go
+	}
 	return reason, nil
 }
 
 // run is the turn loop: model, tools, results back to the model, until the
-// model answers without calling a tool.
-func (s *conversation) run(ctx context.Context, text string) acp.StopReason {
+// model answers without calling a tool. A failed model request fails the
+// turn (failure.go).
+func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *acp.Error) {
 	if s.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
-		return acp.StopEndTurn
+		return acp.StopEndTurn, nil
 	}
 	// The prompt enters the model's context (state.apply), live and on load.
 	s.emit(ctx, session.New(session.UserContext{}))
@@ -219,33 +241,35 @@ func (s *conversation) run(ctx context.Context, text string) acp.StopReason {
 			// refused by OpenAI-compatible APIs on the next request.
 			msg.ToolCalls = nil
 			s.commit(msg)
-			return acp.StopCancelled
+			return acp.StopCancelled, nil
 		}
 		if err != nil {
 			s.a.log.Warn("model request failed", "session", s.id, "err", err)
-			s.notice(ctx, fmt.Sprintf("\n\n[Model request failed: %v]\n\n", err))
-			return acp.StopEndTurn
+			return acp.StopEndTurn, promptError(err)
 		}
 		s.commit(msg)
 		if len(msg.ToolCalls) == 0 {
 			switch finish {
 			case model.FinishLength:
-				return acp.StopMaxTokens
+				return acp.StopMaxTokens, nil
 			case model.FinishContentFilter:
-				return acp.StopRefusal
+				// The turn's end drops it from the context (state.apply).
+				s.a.log.Info("the model refused; the turn leaves the model's context", "session", s.id)
+				return acp.StopRefusal, nil
 			}
-			return acp.StopEndTurn
+			return acp.StopEndTurn, nil
 		}
 		// Each result enters the context as it is logged (state.apply).
 		s.runTools(ctx, msg.ToolCalls)
 		if ctx.Err() != nil {
-			return acp.StopCancelled
+			return acp.StopCancelled, nil
 		}
 		if finish == model.FinishLength {
-			return acp.StopMaxTokens
+			return acp.StopMaxTokens, nil
 		}
 	}
-	return acp.StopMaxTurnRequests
+	s.notice(ctx, maxTurnNotice(s.a.o.MaxTurnRequests))
+	return acp.StopMaxTurnRequests, nil
 }
 
 // commit logs a complete model response; applying it adds it to the context.

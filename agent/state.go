@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/session"
@@ -25,6 +26,9 @@ type state struct {
 	open    []openCall      // tool calls without a result, in the order made
 	turns   int             // the last turn number
 	inTurn  int             // the turn started and not yet ended, 0 for none
+	// turnFrom is where the running turn's prompt entered the history, -1
+	// before it has: a refused turn is cut back to it (TurnEnd).
+	turnFrom int
 
 	// The context being built: the last prompt until it enters the
 	// context, the calls of the last response still without a result, and
@@ -55,7 +59,7 @@ type openCall struct {
 }
 
 func newState(defaults ctlState, offered func(string) bool) *state {
-	return &state{ctl: defaults, grants: map[string]bool{}, pending: map[string]bool{}, offered: offered}
+	return &state{ctl: defaults, grants: map[string]bool{}, pending: map[string]bool{}, offered: offered, turnFrom: -1}
 }
 
 // apply folds one event into the state.
@@ -69,8 +73,12 @@ func (st *state) apply(ev session.Event) {
 		if st.prompt != nil {
 			msg.Content, msg.Images = st.prompt.Text, promptImages(*st.prompt)
 		}
+		if st.inTurn != 0 && st.turnFrom < 0 {
+			st.turnFrom = len(st.history)
+		}
 		st.history = append(st.history, msg)
 	case session.ContextReset:
+		st.turnFrom = -1 // what the turn added is gone with the rest, or in the summary
 		clear(st.pending)
 		st.extra = nil
 		st.history = nil
@@ -120,8 +128,19 @@ func (st *state) apply(ev session.Event) {
 	case session.TurnStart:
 		st.turns = max(st.turns, p.Turn)
 		st.inTurn = p.Turn
+		st.turnFrom = -1
 	case session.TurnEnd:
-		st.inTurn = 0
+		// A turn the model refused leaves the context as it was before the
+		// prompt: the editor drops the user's message from its thread (Zed
+		// does on stopReason refusal), so the model must not see it either,
+		// nor its own refusal. The TurnEnd's stop reason is the mark in the
+		// log; the transcript keeps the turn.
+		if p.StopReason == string(acp.StopRefusal) && st.turnFrom >= 0 && st.turnFrom <= len(st.history) {
+			st.history = st.history[:st.turnFrom]
+			clear(st.pending)
+			st.extra = nil
+		}
+		st.inTurn, st.turnFrom = 0, -1
 	case session.Controls:
 		if ValidMode(p.Mode) {
 			st.ctl.mode = p.Mode

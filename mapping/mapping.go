@@ -44,6 +44,9 @@ type Options struct {
 	// Replay: the events are being replayed by session/load, so user
 	// messages are sent too (live, the editor already shows them).
 	Replay bool
+	// ZeroBasedLines: the client reads locations[].line as a 0-based row
+	// (see ZeroBasedLines); lines go out one less than the 1-based line.
+	ZeroBasedLines bool
 }
 
 // Translator keeps the per-session state the translation needs (which card

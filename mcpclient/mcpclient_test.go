@@ -157,8 +157,10 @@ func TestTransports(t *testing.T) {
 			if r, err := call(t, count, `{"n":3}`); err != nil || r.Text() != "1 2 3" {
 				t.Errorf("count: %q, %v", r.Text(), err)
 			}
-			if _, err := call(t, count, `{"n":0}`); err == nil || !strings.Contains(err.Error(), "n") {
-				t.Errorf("count n=0 passed validation of the raw schema: %v", err)
+			// The server validates its own input: the arguments reach it
+			// unchecked, and its refusal is the call's failure.
+			if _, err := call(t, count, `{"n":0}`); !errorsAs(err, &te) || te.Code != "MCP_TOOL_ERROR" || !strings.Contains(te.Message, "n must be at least 1") {
+				t.Errorf("count n=0: %v, want the server's refusal", err)
 			}
 		})
 	}

@@ -138,7 +138,7 @@ var errStalled = errors.New("no data from the model endpoint within the idle tim
 func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if p.o.RequireKey && p.o.APIKey == "" {
-			yield(Event{}, &Error{Kind: ErrAuth, Msg: p.o.APIKeyEnv + " is not set", Hint: p.keyHint()})
+			yield(Event{}, &Error{Kind: ErrAuth, Msg: p.o.APIKeyEnv + " is not set", Hint: p.keyHint(), KeyEnv: p.o.APIKeyEnv})
 			return
 		}
 		// The idle timer cancels the attempt when the endpoint goes quiet;
@@ -303,7 +303,7 @@ func (p *OpenAI) classify(err, cause error, retryAfter string, started bool) err
 		}
 	}
 	if e.Kind == ErrAuth {
-		e.Hint = p.keyHint()
+		e.Hint, e.KeyEnv = p.keyHint(), p.o.APIKeyEnv
 	}
 	return e
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"golang.org/x/term"
+
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/agent"
 	"github.com/acp-bridge/acp-bridge/codemode"
@@ -116,6 +118,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		Models:          models,
 		DefaultModel:    def,
 		PermissionMode:  cfg.permissionMode,
+		OfferBypass:     cfg.offerBypass,
 		ToolsMode:       codemode.Mode(cfg.toolsMode),
 	}
 	if cfg.stateDir != "" {
@@ -134,9 +137,11 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 }
 
 func newLogger(cfg *config, stderr io.Writer) (*slog.Logger, func(), error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
-		return nil, nil, fmt.Errorf("bad --log-level %q: %w", cfg.logLevel, err)
+	level := defaultLogLevel(cfg, stderr)
+	if cfg.logLevel != "" {
+		if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+			return nil, nil, fmt.Errorf("bad --log-level %q: %w", cfg.logLevel, err)
+		}
 	}
 	w, closeFn := stderr, func() {}
 	if cfg.logFile != "" {
@@ -149,6 +154,22 @@ func newLogger(cfg *config, stderr io.Writer) (*slog.Logger, func(), error) {
 	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(l)
 	return l, closeFn, nil
+}
+
+// defaultLogLevel is the level when none is set: info for a person
+// watching a terminal or a log file, warn when stderr goes elsewhere. An
+// editor keeps an agent's stderr (Zed shows it in its ACP logs and keeps
+// it in memory), so only what may need attention goes there.
+func defaultLogLevel(cfg *config, stderr io.Writer) slog.Level {
+	if cfg.logFile != "" || isTerminal(stderr) {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // defaultStateDir follows the XDG base directory spec: session logs are

@@ -24,7 +24,7 @@ func TestBuiltinToolSchemasCompile(t *testing.T) {
 	}
 	for _, d := range defs {
 		var e *registry.Error
-		if err := d.Validate(json.RawMessage(`{}`)); errors.As(err, &e) && e.Code == "INVALID_SCHEMA" {
+		if err := d.Validate(json.RawMessage(`{}`)); errors.As(err, &e) && e.Code == registry.CodeInvalidSchema {
 			t.Errorf("%s: %v", d.Name, err)
 		}
 	}

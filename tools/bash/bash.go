@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	"io"
 	"os"
 	"os/exec"
@@ -74,10 +75,10 @@ func Register(r *registry.Registry) { registry.MustAdd(r, Tool(nil)) }
 
 // Args are the model's parameters.
 type Args struct {
-	Command     string `json:"command"`
-	Description string `json:"description,omitempty"`
-	TimeoutMs   int    `json:"timeout_ms,omitempty"`
-	Workdir     string `json:"workdir,omitempty"`
+	Command     string `json:"command" jsonschema:"The command line, run with bash -c"`
+	Description string `json:"description,omitempty" jsonschema:"What the command does, in 5-10 words, for the user"`
+	TimeoutMs   int    `json:"timeout_ms,omitempty" jsonschema:"Milliseconds before the command is killed (default 120000, at most 600000)"`
+	Workdir     string `json:"workdir,omitempty" jsonschema:"Directory to run in, absolute or relative to the workspace root (default: the workspace root)"`
 }
 
 // Outcome is a finished command. Stdout and Stderr are what the model
@@ -128,12 +129,10 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 		Name:        "bash",
 		Facts:       registry.Facts{Kind: "execute"},
 		Description: description,
-		Parameters: []byte(`{"type":"object","properties":{` +
-			`"command":{"type":"string","minLength":1,"description":"The command line, run with bash -c"},` +
-			`"description":{"type":"string","description":"What the command does, in 5-10 words, for the user"},` +
-			`"timeout_ms":{"type":"integer","minimum":1,"description":"Milliseconds before the command is killed (default 120000, at most 600000)"},` +
-			`"workdir":{"type":"string","description":"Directory to run in, absolute or relative to the workspace root (default: the workspace root)"}},` +
-			`"required":["command"],"additionalProperties":false}`),
+		Schema: func(s *jsonschema.Schema) {
+			s.Properties["command"].MinLength = jsonschema.Ptr(1)
+			s.Properties["timeout_ms"].Minimum = jsonschema.Ptr(1.0)
+		},
 		Run: func(ctx context.Context, c *registry.Call, in Args) (Outcome, error) {
 			return run(ctx, c, in, opts)
 		},

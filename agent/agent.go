@@ -66,6 +66,16 @@ type Options struct {
 	// ListPageSize is how many sessions one session/list page holds (default 50).
 	ListPageSize int
 
+	// UserInstructionsDir holds the user-wide AGENTS.md; "" is
+	// $XDG_CONFIG_HOME/acp-bridge (~/.config/acp-bridge), "-" none.
+	UserInstructionsDir string
+	// MaxInstructionBytes caps each AGENTS.md in the prompt (default 32 KiB).
+	MaxInstructionBytes int
+	// CompactThreshold is the share of the model's context window a request
+	// may fill before the older turns are compacted (default 0.8; negative:
+	// never compact by itself, /compact still works).
+	CompactThreshold float64
+
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now
 	NewID  func() string    // session ids; default random

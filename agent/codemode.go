@@ -71,9 +71,9 @@ func (s *conversation) nativeTools() []*registry.Def {
 func (s *conversation) codePrompt() string {
 	switch s.code.get() {
 	case codemode.ModeCode:
-		return "\n\n" + codemode.CodeOnlyRule + "\n\n" + s.code.runner.SDK(s.nativeTools())
+		return codemode.CodeOnlyRule + "\n\n" + s.code.runner.SDK(s.nativeTools())
 	case codemode.ModeBoth:
-		return "\n\n" + s.code.runner.SDK(s.nativeTools())
+		return s.code.runner.SDK(s.nativeTools())
 	}
 	return ""
 }

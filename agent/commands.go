@@ -9,6 +9,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
 
 // command is one slash command. run writes its output with s.notice and
@@ -26,6 +27,7 @@ func init() {
 		{session.Command{Name: "help", Description: "List the commands"}, (*conversation).cmdHelp},
 		{session.Command{Name: "clear", Description: "Start a fresh context: the model forgets the conversation so far"}, (*conversation).cmdClear},
 		{session.Command{Name: "compact", Description: "Replace the conversation with a summary written by the model", Hint: "what the summary should keep (optional)"}, (*conversation).cmdCompact},
+		{session.Command{Name: "init", Description: "Write a starter AGENTS.md (project instructions for agents) from a look at the workspace"}, (*conversation).cmdInit},
 		{session.Command{Name: "mode", Description: "Show or set the permission mode", Hint: "ask | accept-edits | plan | bypass"}, (*conversation).cmdMode},
 		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, (*conversation).cmdModel},
 		{session.Command{Name: "tools", Description: "List the tools the model can call"}, (*conversation).cmdTools},
@@ -123,7 +125,8 @@ func commandList() string {
 }
 
 func (s *conversation) cmdHelp(ctx context.Context, _ string) acp.StopReason {
-	s.notice(ctx, commandList())
+	_, ins := s.fixedPrompt(ctx)
+	s.notice(ctx, commandList()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }
 
@@ -135,57 +138,21 @@ func (s *conversation) cmdClear(ctx context.Context, _ string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-const compactInstruction = "Summarise the conversation so far for a fresh context that will continue it. " +
-	"Keep the user's goals and constraints, decisions made, files and code touched (with paths), " +
-	"the current state of the work and what remains to do. Be complete but concise; write only the summary."
-
-// cmdCompact asks the model for a summary of the history and replaces the
-// history with it.
+// cmdCompact replaces the whole context with a summary the model writes,
+// reported like an automatic compaction (compaction.go).
 func (s *conversation) cmdCompact(ctx context.Context, arg string) acp.StopReason {
-	p := s.provider()
-	if p == nil {
+	if s.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn
 	}
-	hist := s.history()
-	if len(hist) == 0 {
+	n := len(s.history())
+	if n == 0 {
 		s.notice(ctx, "Nothing to compact: the context is empty.")
 		return acp.StopEndTurn
 	}
-	instr := compactInstruction
-	if arg != "" {
-		instr += " Pay particular attention to: " + arg
+	if err := s.compactContext(ctx, session.CompactManual, arg, n); err != nil && ctx.Err() != nil {
+		return acp.StopCancelled
 	}
-	req := &model.Request{Messages: append(append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt()}}, hist...),
-		model.Message{Role: model.RoleUser, Content: instr})}
-	s.notice(ctx, fmt.Sprintf("Compacting %d messages…\n\n", len(hist)))
-	var summary strings.Builder
-	for ev, err := range p.Stream(ctx, req) {
-		if err != nil {
-			if ctx.Err() != nil {
-				return acp.StopCancelled
-			}
-			s.notice(ctx, fmt.Sprintf("\n\nCompaction failed, the context is unchanged: %v", err))
-			return acp.StopEndTurn
-		}
-		switch ev.Kind {
-		case model.EventText:
-			summary.WriteString(ev.Text)
-		case model.EventRetry:
-			summary.Reset()
-			s.notice(ctx, retryMessage(ev.Retry))
-		case model.EventUsage:
-			s.recordUsage(ctx, ev.Usage)
-		}
-	}
-	text := strings.TrimSpace(summary.String())
-	if text == "" {
-		s.notice(ctx, "Compaction failed, the context is unchanged: the model returned no summary.")
-		return acp.StopEndTurn
-	}
-	// Applying the reset replaces the context with the summary (state.go).
-	s.emit(ctx, session.New(session.ContextReset{Reason: "compact", Summary: text}))
-	s.notice(ctx, "Compacted the context into this summary:\n\n"+text)
 	return acp.StopEndTurn
 }
 
@@ -259,7 +226,8 @@ func (s *conversation) cmdTools(ctx context.Context, _ string) acp.StopReason {
 			b.WriteString(" (read-only)")
 		}
 	}
-	s.notice(ctx, b.String())
+	_, ins := s.fixedPrompt(ctx)
+	s.notice(ctx, b.String()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }
 

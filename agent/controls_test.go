@@ -7,6 +7,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -204,7 +205,7 @@ func TestNewSessionControls(t *testing.T) {
 	for _, cmd := range cmds[0].AvailableCommands {
 		names = append(names, cmd.Name)
 	}
-	if got := strings.Join(names, " "); got != "help clear compact mode model tools" {
+	if got := strings.Join(names, " "); got != "help clear compact init mode model tools" {
 		t.Errorf("commands = %s", got)
 	}
 
@@ -368,15 +369,19 @@ func TestCommands(t *testing.T) {
 		{line: "/model", want: []string{"Model: **m/one**", "m/two"}},
 		{line: "/model m/nope", want: []string{"Unknown model `m/nope`"}},
 		{line: "/frobnicate now", want: []string{"Unknown command `/frobnicate`", "/help"}},
-		{line: "/compact", want: []string{"Compacting 2 messages", "The user said hello"}, wantUpds: []string{"usage_update"}, check: func(t *testing.T) {
+		{line: "/compact", want: []string{"Compacting the context", "The user said hello"}, wantUpds: []string{"usage_update"}, check: func(t *testing.T) {
 			a.mu.Lock()
 			s := a.sessions[sid]
 			a.mu.Unlock()
 			if len(s.history()) != 2 || !strings.Contains(s.history()[0].Content, "The user said hello") {
 				t.Errorf("history after compact = %+v", s.history())
 			}
-			last := rec.reqs[len(rec.reqs)-1]
-			if len(last.Tools) != 0 || !strings.Contains(last.Messages[len(last.Messages)-1].Content, "Summarise") {
+			// The summary request continues the one before it (the same
+			// tools and messages: a prefix-cache hit, but for the system
+			// message: /mode plan came between) and adds the instruction.
+			prev, last := rec.reqs[len(rec.reqs)-2], rec.reqs[len(rec.reqs)-1]
+			if !reflect.DeepEqual(last.Tools, prev.Tools) || !reflect.DeepEqual(last.Messages[1:len(prev.Messages)], prev.Messages[1:]) ||
+				!strings.Contains(last.Messages[len(last.Messages)-1].Content, "Summarise") {
 				t.Errorf("compaction request = %+v", last)
 			}
 		}},

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
 
 // Permission modes: what tool calls may do without asking.
@@ -292,7 +293,7 @@ func (s *conversation) modeGate(ctx context.Context, d *registry.Def, c *registr
 // modePrompt tells the model about a mode that changes what it may do.
 func (s *conversation) modePrompt() string {
 	if s.mode() == ModePlan {
-		return " The session is in plan mode: only read-only tools run. Investigate, then lay out the plan with todo_write; do not try to change files or run commands."
+		return sysprompt.PlanMode
 	}
 	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -51,6 +52,7 @@ type conversation struct {
 
 	ready chan struct{} // closed once the session is announced (commands.go)
 	mcp   *mcpServers   // the editor's MCP servers (mcp.go)
+	room  roomState     // what the endpoint said about room (compaction.go)
 }
 
 // newSession builds a session over lg; replay says whether its translator
@@ -82,7 +84,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 
 // mappingOptions is how this session's events render for its client.
 func (s *conversation) mappingOptions(replay bool) mapping.Options {
-	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Replay: replay, ZeroBasedLines: s.zeroLines}
+	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Compaction: s.caps.Compaction(), Replay: replay, ZeroBasedLines: s.zeroLines}
 }
 
 // emit appends an event, applies it and sends its updates: the one live
@@ -234,7 +236,18 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 	s.emit(ctx, session.New(session.UserContext{}))
 
 	for range s.a.o.MaxTurnRequests {
+		s.keepRoom(ctx) // compaction.go
 		msg, finish, err := s.stream(ctx)
+		if err != nil && ctx.Err() == nil && isContextWindow(err) && msg.Content == "" && len(msg.ToolCalls) == 0 {
+			// The endpoint counts differently from our estimate: make room
+			// once and ask again.
+			s.learnWindow(err)
+			req, pol := s.fullRequest(ctx), s.policy()
+			split := compact.Split(req.Messages[1:], pol.Keep())
+			if worthCompacting(req, split, pol) && s.compactContext(ctx, session.CompactOverflow, "", split) == nil {
+				msg, finish, err = s.stream(ctx)
+			}
+		}
 		if ctx.Err() != nil {
 			// Keep what the user saw, but not calls that never ran: an
 			// assistant message whose tool calls have no results is
@@ -282,12 +295,7 @@ func (s *conversation) commit(msg model.Message) {
 
 // stream makes one model request, emitting text and thoughts as they arrive.
 func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish, error) {
-	req := s.request()
-	// Schemas is the one visibility function: what the model is offered is
-	// what Resolve lets run (in code mode, only run_code).
-	for _, d := range s.scope.Schemas() {
-		req.Tools = append(req.Tools, model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
-	}
+	req := s.fullRequest(ctx)
 	msg := model.Message{Role: model.RoleAssistant}
 	var text, thought strings.Builder
 	finish := model.FinishStop
@@ -368,8 +376,8 @@ func (s *conversation) permissionGate(_ context.Context, d *registry.Def, c *reg
 }
 
 // request is the next model request's messages, tools aside.
-func (s *conversation) request() *model.Request {
-	sys := s.systemPrompt() + s.codePrompt()
+func (s *conversation) request(ctx context.Context) *model.Request {
+	sys := s.systemPrompt(ctx) // takes s.mu itself
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &model.Request{Messages: s.req.messages(sys, s.st.history, s.st.histGen)}
@@ -418,12 +426,6 @@ func (s *conversation) closeOpen(ctx context.Context, send bool, code, msg, neve
 		n++
 	}
 	return n
-}
-
-func (s *conversation) systemPrompt() string {
-	return "You are acp-bridge, a coding agent working inside the user's editor. " +
-		"The workspace root is " + s.cwd + "; relative paths resolve against it. " +
-		"Use the tools to inspect and change the workspace, and answer concisely in Markdown." + s.modePrompt()
 }
 
 func noModelMessage(hint string) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/codemode"
+	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/session"
 )
@@ -29,6 +30,13 @@ type state struct {
 	// turnFrom is where the running turn's prompt entered the history, -1
 	// before it has: a refused turn is cut back to it (TurnEnd).
 	turnFrom int
+
+	// system is the fixed part of the system prompt once the session has
+	// taken it (prompt.go); nil before.
+	system *session.SystemPrompt
+	// ctx is what the last usage said of the context's size (compaction.go).
+	ctx         ctxSize
+	compactions int // compactions started, for their ids
 
 	// The context being built: the last prompt until it enters the
 	// context, the calls of the last response still without a result, and
@@ -86,6 +94,16 @@ func (st *state) apply(ev session.Event) {
 		if p.Reason == "compact" {
 			st.history = compactedContext(p.Summary)
 		}
+		st.ctx = ctxSize{}
+	case session.SystemPrompt:
+		if st.system == nil { // the first one holds for the session
+			st.system = &p
+		}
+	case session.Compaction:
+		st.applyCompaction(p)
+	case session.Prune:
+		st.history, _ = compact.Prune(st.history, p.Before, p.MaxChars)
+		st.ctx = ctxSize{}
 	case session.AssistantMessage:
 		msg := model.Message{Role: model.RoleAssistant, Content: p.Text, Reasoning: p.Reasoning}
 		clear(st.pending)
@@ -159,6 +177,7 @@ func (st *state) apply(ev session.Event) {
 		if p.Currency != "" {
 			st.ctl.cost = p.Cost
 		}
+		st.ctx = ctxSize{known: true, used: p.Used, size: p.Size, at: len(st.history)}
 	case session.Grant:
 		if p.Key != "" {
 			st.grants[p.Key] = p.Allowed
@@ -172,12 +191,7 @@ func (st *state) openIndex(id string) int {
 
 // compactedContext is the context /compact leaves: the summary, and the
 // model's acknowledgement.
-func compactedContext(summary string) []model.Message {
-	return []model.Message{
-		{Role: model.RoleUser, Content: "Summary of our conversation so far (the earlier messages were compacted):\n\n" + summary},
-		{Role: model.RoleAssistant, Content: "Understood. I will continue from this summary."},
-	}
-}
+func compactedContext(summary string) []model.Message { return compact.Replace(summary, nil) }
 
 // assistantEvent is the log form of a complete model response.
 func assistantEvent(msg model.Message) session.Event {

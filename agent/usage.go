@@ -19,6 +19,17 @@ func (s *conversation) recordUsage(ctx context.Context, u *model.Usage) {
 	if u == nil {
 		return
 	}
+	s.emit(ctx, session.New(s.usageEvent(u)))
+}
+
+// usageEvent is the usage event of a call that reported u (nil: none; the
+// cost stays as it was).
+func (s *conversation) usageEvent(u *model.Usage) session.Usage {
+	if u == nil {
+		s.mu.Lock()
+		u = &model.Usage{ContextWindow: s.st.ctx.size} // the window the last call reported
+		s.mu.Unlock()
+	}
 	m := s.currentModel()
 	size := u.ContextWindow
 	if m != nil && m.ContextWindow > 0 {
@@ -36,7 +47,7 @@ func (s *conversation) recordUsage(ctx context.Context, u *model.Usage) {
 			ev.Currency = "USD"
 		}
 	}
-	s.emit(ctx, session.New(ev))
+	return ev
 }
 
 // cost of one call: cached input at its own price when one is set.

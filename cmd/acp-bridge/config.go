@@ -40,6 +40,9 @@ type config struct {
 	imagesSet         bool
 	retries           int
 	streamIdleTimeout time.Duration
+	// compactAt is the share of the context window past which a session
+	// compacts itself (0: the agent's default, 0.8; "off" in the file: -1).
+	compactAt float64
 
 	logLevel string // "": info on a terminal, warn otherwise (newLogger)
 	logFile  string
@@ -70,6 +73,7 @@ type fileConfig struct {
 		MaxTokens         int    `yaml:"max_tokens"`
 		Retries           *int   `yaml:"retries"`
 		StreamIdleTimeout string `yaml:"stream_idle_timeout"`
+		CompactAt         string `yaml:"compact_at"`
 	} `yaml:"limits"`
 	Log struct {
 		Level string `yaml:"level"`
@@ -160,6 +164,7 @@ Config file (YAML; every key optional):
     max_tokens: 0                    # default max_tokens for every model
     retries: 5                       # retries of a failed model request
     stream_idle_timeout: 2m          # a stream silent this long is retried
+    compact_at: 80%                  # compact the older turns past this share of the context window (off: never by itself)
   log:
     level: info
     file: /tmp/acp-bridge.log
@@ -362,6 +367,13 @@ func (c *config) loadFile(path string, explicit bool) error {
 	}
 	if fc.Limits.Retries != nil {
 		c.retries = *fc.Limits.Retries
+	}
+	if v := fc.Limits.CompactAt; v != "" {
+		at, err := parseCompactAt(v)
+		if err != nil {
+			return fmt.Errorf("config file %s: limits.compact_at: %w", path, err)
+		}
+		c.compactAt = at
 	}
 	if fc.Limits.StreamIdleTimeout != "" {
 		d, err := time.ParseDuration(fc.Limits.StreamIdleTimeout)
@@ -631,4 +643,25 @@ func retriesOption(n int) int {
 		return -1
 	}
 	return n
+}
+
+// parseCompactAt reads limits.compact_at: a share of the context window
+// ("80%" or 0.8), or "off".
+func parseCompactAt(v string) (float64, error) {
+	v = strings.TrimSpace(v)
+	if v == "off" {
+		return -1, nil
+	}
+	pct := strings.HasSuffix(v, "%")
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a share of the window (like 80%%, 0.8 or off)", v)
+	}
+	if pct {
+		f /= 100
+	}
+	if f <= 0 || f > 1 {
+		return 0, fmt.Errorf("%q is outside (0, 100%%]", v)
+	}
+	return f, nil
 }

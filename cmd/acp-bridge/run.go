@@ -110,16 +110,17 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		return agent.Options{}, err
 	}
 	opts := agent.Options{
-		Version:         agentVersion(),
-		Registry:        reg,
-		MaxTurnRequests: cfg.maxTurn,
-		Logger:          logger,
-		ModelHint:       "set --model or ACP_BRIDGE_MODEL",
-		Models:          models,
-		DefaultModel:    def,
-		PermissionMode:  cfg.permissionMode,
-		OfferBypass:     cfg.offerBypass,
-		ToolsMode:       codemode.Mode(cfg.toolsMode),
+		Version:          agentVersion(),
+		Registry:         reg,
+		MaxTurnRequests:  cfg.maxTurn,
+		Logger:           logger,
+		ModelHint:        "set --model or ACP_BRIDGE_MODEL",
+		Models:           models,
+		DefaultModel:     def,
+		PermissionMode:   cfg.permissionMode,
+		OfferBypass:      cfg.offerBypass,
+		ToolsMode:        codemode.Mode(cfg.toolsMode),
+		CompactThreshold: cfg.compactAt,
 	}
 	if cfg.stateDir != "" {
 		// A state directory that cannot be used must not stop the editor's

@@ -3,8 +3,10 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,24 +27,34 @@ import (
 // longTurns is how many prompt turns BenchmarkLongSession drives.
 const longTurns = 500
 
-// longScript is two model responses a turn: a thought, text and two tool
-// calls (read and grep), then a closing answer.
-func longScript(turns int) *model.Script {
-	s := &model.Script{}
-	for t := range turns {
-		s.Responses = append(s.Responses,
-			model.ScriptResponse{Parts: []model.ScriptPart{
-				{Thought: fmt.Sprintf("Turn %d: read the file and look for its callers before answering.", t)},
-				{Text: "Let me read main.go and search for Hello."},
-				{ToolCall: &model.ScriptToolCall{Name: "read", Arguments: json.RawMessage(`{"file_path":"main.go"}`)}},
-				{ToolCall: &model.ScriptToolCall{Name: "grep", Arguments: json.RawMessage(`{"pattern":"Hello","include":"*.go"}`)}},
-			}},
-			model.ScriptResponse{Parts: []model.ScriptPart{
-				{Text: fmt.Sprintf("Answer %d: main calls Hello once per name, and Hello prints a greeting for each.", t)},
-			}},
-		)
+// longModel answers each request by what it asks: a prompt gets a thought,
+// text and two tool calls (read and grep), tool results get a closing
+// answer, and anything else (automatic compaction's summary request) a
+// short summary. A script in order would be thrown off by compaction's
+// requests, which come when the context fills.
+type longModel struct {
+	requests, summaries int
+}
+
+func (m *longModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
+	m.requests++
+	last := req.Messages[len(req.Messages)-1]
+	var r model.ScriptResponse
+	switch {
+	case last.Role == model.RoleTool:
+		r.Parts = []model.ScriptPart{{Text: fmt.Sprintf("Answer %d: main calls Hello once per name, and Hello prints a greeting for each.", m.requests)}}
+	case last.Role == model.RoleUser && strings.HasPrefix(last.Content, "Question"):
+		r.Parts = []model.ScriptPart{
+			{Thought: fmt.Sprintf("Request %d: read the file and look for its callers before answering.", m.requests)},
+			{Text: "Let me read main.go and search for Hello."},
+			{ToolCall: &model.ScriptToolCall{ID: fmt.Sprintf("r%d_read", m.requests), Name: "read", Arguments: json.RawMessage(`{"file_path":"main.go"}`)}},
+			{ToolCall: &model.ScriptToolCall{ID: fmt.Sprintf("r%d_grep", m.requests), Name: "grep", Arguments: json.RawMessage(`{"pattern":"Hello","include":"*.go"}`)}},
+		}
+	default:
+		m.summaries++
+		r.Parts = []model.ScriptPart{{Text: "Summary: the user asks what main.go does; it defines Hello0 to Hello59, each printing a greeting."}}
 	}
-	return s
+	return (&model.Script{Responses: []model.ScriptResponse{r}}).Stream(ctx, req)
 }
 
 // allocated is the process's heap allocations so far, in objects and
@@ -64,15 +76,16 @@ func rssKiB() int {
 	return 0
 }
 
-// BenchmarkLongSession drives one persisted session for 500 turns with
-// the scripted model, each turn streaming a thought and text, running two
-// tools (read, grep) and answering, every update encoded for the wire. It
+// BenchmarkLongSession drives one persisted session for 500 turns with a
+// scripted model, each turn streaming a thought and text, running two
+// tools (read, grep) and answering, every update encoded for the wire;
+// automatic compaction runs when the context fills, as it would. It
 // reports the bridge's CPU time per turn near turn 1, 100 and 500 (the
 // median of the 10 turns ending there: one turn is too short to time
-// alone), allocations per turn at the same points, and the RSS and log
-// size at the end. A turn should cost the same at 500 as at 1: the model
-// request carries the history, but nothing should re-encode, re-translate
-// or copy it.
+// alone), allocations and bytes allocated per turn at the same points,
+// and the RSS, log size and compactions at the end. A turn should cost the
+// same at 500 as at 1: the model request carries the history, but nothing
+// should re-encode, re-translate or copy it.
 //
 //	go test ./agent -run '^$' -bench LongSession -benchtime 1x
 func BenchmarkLongSession(b *testing.B) {
@@ -91,14 +104,15 @@ func BenchmarkLongSession(b *testing.B) {
 	reg := registry.New()
 	fs.Register(reg)
 	var cpu, allocs, allocBytes []time.Duration // per turn; allocations stored as counts
-	var rss, logBytes int
+	var rss, logBytes, summaries int
 	for b.Loop() {
 		st, err := session.OpenStore(b.TempDir(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		c := &wireClient{encode: true}
-		a := New(c, Options{Registry: reg, Store: st, Model: longScript(longTurns)})
+		lm := &longModel{}
+		a := New(c, Options{Registry: reg, Store: st, Model: lm})
 		ctx := b.Context()
 		if _, err := a.Initialize(ctx, &acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 			b.Fatal(err)
@@ -120,10 +134,10 @@ func BenchmarkLongSession(b *testing.B) {
 			}
 			cpu, allocs, allocBytes = append(cpu, c1-c0), append(allocs, time.Duration(a1-a0)), append(allocBytes, time.Duration(b1-b0))
 		}
-		s, _ := a.session(sess.SessionID)
-		if n := len(s.history()); n < 4*longTurns {
-			b.Fatalf("%d messages in the history after %d turns", n, longTurns)
+		if lm.requests < 2*longTurns {
+			b.Fatalf("%d model requests in %d turns", lm.requests, longTurns)
 		}
+		summaries = lm.summaries
 		runtime.GC()
 		rss = rssKiB()
 		if fi, err := os.Stat(filepath.Join(st.Dir(), sess.SessionID+".jsonl")); err == nil {
@@ -149,4 +163,5 @@ func BenchmarkLongSession(b *testing.B) {
 	b.ReportMetric(at(cpu, 500)/at(cpu, 10), "turn500/turn10")
 	b.ReportMetric(float64(rss)/1024, "MiB-RSS-end")
 	b.ReportMetric(float64(logBytes)/(1<<20), "MiB-log")
+	b.ReportMetric(float64(summaries), "compactions")
 }

@@ -19,8 +19,9 @@ import (
 // never-restarted process would have (TestFoldEqualsLive).
 type state struct {
 	history []model.Message // what the next model request sends after the system prompt
-	// histGen changes whenever history is replaced rather than appended to:
-	// between two changes, history only grows (request relies on it).
+	// histGen changes whenever history is replaced, cut or rewritten rather
+	// than appended to (reset, compaction, prune, a refused turn): between
+	// two changes history only grows, and request relies on it.
 	histGen uint64
 	ctl     ctlState
 	grants  map[string]bool // "always" answers by permission key: allowed or rejected
@@ -101,8 +102,10 @@ func (st *state) apply(ev session.Event) {
 		}
 	case session.Compaction:
 		st.applyCompaction(p)
+		st.histGen++
 	case session.Prune:
 		st.history, _ = compact.Prune(st.history, p.Before, p.MaxChars)
+		st.histGen++
 		st.ctx = ctxSize{}
 	case session.AssistantMessage:
 		msg := model.Message{Role: model.RoleAssistant, Content: p.Text, Reasoning: p.Reasoning}
@@ -155,6 +158,7 @@ func (st *state) apply(ev session.Event) {
 		// log; the transcript keeps the turn.
 		if p.StopReason == string(acp.StopRefusal) && st.turnFrom >= 0 && st.turnFrom <= len(st.history) {
 			st.history = st.history[:st.turnFrom]
+			st.histGen++
 			clear(st.pending)
 			st.extra = nil
 		}

@@ -2,6 +2,8 @@ package acp
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +70,18 @@ func TestChunkEncodingMatchesGeneral(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// marshalUpdate writes message chunks by hand: a field added to
+// ContentChunk must be added there too.
+func TestChunkEncodingKnowsEveryField(t *testing.T) {
+	typ := reflect.TypeOf(ContentChunk{})
+	var names []string
+	for i := range typ.NumField() {
+		names = append(names, strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
+	}
+	if got := strings.Join(names, " "); got != "content messageId _meta" {
+		t.Errorf("ContentChunk fields %q: update marshalUpdate", got)
 	}
 }

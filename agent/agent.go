@@ -151,8 +151,9 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: a.anyModelImages()},
 			// Additional directories are roots like the cwd (containment,
 			// permissions); Zed sends them only when this is advertised.
-			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, AdditionalDirectories: &acp.Empty{}},
-			McpCapabilities:     acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
+			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, AdditionalDirectories: &acp.Empty{}, Fork: &acp.Empty{},
+				SystemPrompt: &acp.SystemPromptCaps{Mode: &acp.SystemPromptModeCaps{Override: &acp.Empty{}}}},
+			McpCapabilities: acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
 		AuthMethods: []acp.AuthMethod{},
 	}
@@ -189,6 +190,10 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 			return nil, acp.InvalidParams("invalid params: mcpServers[%d] has no name", i)
 		}
 	}
+	sp, err := parseSystemPrompt(req.SystemPrompt)
+	if err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	caps := a.caps
 	a.mu.Unlock()
@@ -200,6 +205,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	ctl := s.controlsState()
 	ctl.Initial = true
 	s.emit(ctx, session.New(ctl))
+	s.setClientPrompt(sp)
 	a.mu.Lock()
 	if a.shutdown {
 		a.mu.Unlock()
@@ -231,11 +237,11 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	if err != nil {
 		return nil, err
 	}
-	stop, err := s.prompt(ctx, req.Prompt)
+	stop, usage, err := s.prompt(ctx, req.Prompt)
 	if err != nil {
 		return nil, err
 	}
-	return &acp.PromptResponse{StopReason: stop}, nil
+	return &acp.PromptResponse{StopReason: stop, Usage: usage}, nil
 }
 
 // Cancel stops the session's running turn, if any. It does not block.

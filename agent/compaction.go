@@ -269,7 +269,7 @@ func (s *conversation) summarise(ctx context.Context, p model.Provider, req *mod
 			usage = ev.Usage
 		case model.EventRetry:
 			text.Reset()
-			s.notice(ctx, retryMessage(ev.Retry))
+			s.status(ctx, retryNotice(ev.Retry))
 		}
 	}
 	return strings.TrimSpace(text.String()), usage, nil

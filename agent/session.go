@@ -49,6 +49,7 @@ type conversation struct {
 	running bool
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
+	usage   turnUsage     // the running turn's tokens (usage.go)
 
 	ready chan struct{} // closed once the session is announced (commands.go)
 	mcp   *mcpServers   // the editor's MCP servers (mcp.go)
@@ -64,7 +65,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
-		noticed: func(text string) { s.notice(context.Background(), text) }}
+		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
 	a.mu.Lock()
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
@@ -84,7 +85,8 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 
 // mappingOptions is how this session's events render for its client.
 func (s *conversation) mappingOptions(replay bool) mapping.Options {
-	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Compaction: s.caps.Compaction(), Replay: replay, ZeroBasedLines: s.zeroLines}
+	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Compaction: s.caps.Compaction(), Replay: replay,
+		ZeroBasedLines: s.zeroLines, TerminalOutputDelta: s.caps.TerminalOutputDelta(), Notices: s.caps.Notices()}
 }
 
 // emit appends an event, applies it and sends its updates: the one live
@@ -105,7 +107,9 @@ func (s *conversation) record(ctx context.Context, ev session.Event, send bool) 
 			// user looks; the session goes on in memory.
 			s.saveFailed = true
 			updates = append(updates, s.fold(s.log.Append(session.New(session.Notice{Text: fmt.Sprintf(
-				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err)})))...)
+				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err),
+				Severity: acp.NoticeWarning, Title: "This session is no longer being saved",
+				Description: fmt.Sprintf("%v. It goes on in memory, but session/load will not have what follows.", err)})))...)
 		}
 	}
 	if send {
@@ -134,8 +138,20 @@ func (s *conversation) fold(ev session.Event) []acp.Update {
 	return s.tr.Translate(ev)
 }
 
+// notice says something to the user as agent text (command output, hints).
 func (s *conversation) notice(ctx context.Context, text string) {
 	s.emit(ctx, session.New(session.Notice{Text: text}))
+}
+
+// status tells the user something out of band: a retry, a dead MCP server,
+// a stop. n carries both forms: a `notice` for a client that takes them
+// (its Severity, Title, Description), agent text (its Text) for the others.
+// This is the plumbing every such message goes through (compaction too).
+func (s *conversation) status(ctx context.Context, n session.Notice) {
+	if n.Text == "" {
+		n.Text = mapping.NoticeText(n.Title, n.Description)
+	}
+	s.emit(ctx, session.New(n))
 }
 
 // cancel stops the running turn, if any. It never blocks.
@@ -172,17 +188,18 @@ func (s *conversation) stopTurn(cause error) {
 	}
 }
 
-// prompt runs one turn to its stop reason.
-func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, error) {
+// prompt runs one turn to its stop reason, and says what tokens it took
+// (nil when the endpoint reported none).
+func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, *acp.Usage, error) {
 	text, images, dropped, err := s.promptContent(blocks)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	s.awaitAnnounced(ctx)
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()
-		return "", acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
+		return "", nil, acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
 	}
 	// The turn ends when the request does ($/cancel_request, the connection
 	// closing) or on session/cancel; the cause says which, so tools know
@@ -191,6 +208,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	unhook := context.AfterFunc(ctx, func() { stop(s.a.cancelCause()) })
 	defer unhook()
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
+	s.usage = turnUsage{}
 	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last
 	s.mu.Unlock()
 	defer func() {
@@ -218,10 +236,11 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		end.Error = failure.Message
 	}
 	s.emit(ctx, session.New(end))
+	usage := s.takeTurnUsage() // still running: no other turn adds to it
 	if failure != nil {
-		return "", failure // failure.go
+		return "", nil, failure // failure.go
 	}
-	return reason, nil
+	return reason, usage, nil
 }
 
 // run is the turn loop: model, tools, results back to the model, until the
@@ -281,7 +300,7 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 			return acp.StopMaxTokens, nil
 		}
 	}
-	s.notice(ctx, maxTurnNotice(s.a.o.MaxTurnRequests))
+	s.status(ctx, maxTurnNotice(s.a.o.MaxTurnRequests))
 	return acp.StopMaxTurnRequests, nil
 }
 
@@ -322,7 +341,7 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 			text.Reset()
 			thought.Reset()
 			msg.ToolCalls = nil
-			s.notice(ctx, retryMessage(ev.Retry))
+			s.status(ctx, retryNotice(ev.Retry))
 		}
 	}
 	msg.Content, msg.Reasoning = text.String(), thought.String()
@@ -378,9 +397,10 @@ func (s *conversation) permissionGate(_ context.Context, d *registry.Def, c *reg
 // request is the next model request's messages, tools aside.
 func (s *conversation) request(ctx context.Context) *model.Request {
 	sys := s.systemPrompt(ctx) // takes s.mu itself
+	effort := s.reasoningEffort()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &model.Request{Messages: s.req.messages(sys, s.st.history, s.st.histGen)}
+	return &model.Request{Messages: s.req.messages(sys, s.st.history, s.st.histGen), ReasoningEffort: effort}
 }
 
 // reqCache is the last request's messages, the system prompt then the

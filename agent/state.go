@@ -24,10 +24,11 @@ type state struct {
 	// two changes history only grows, and request relies on it.
 	histGen uint64
 	ctl     ctlState
-	grants  map[string]bool // "always" answers by permission key: allowed or rejected
-	open    []openCall      // tool calls without a result, in the order made
-	turns   int             // the last turn number
-	inTurn  int             // the turn started and not yet ended, 0 for none
+	grants  map[string]bool       // "always" answers by permission key: allowed or rejected
+	open    []openCall            // tool calls without a result, in the order made
+	client  *session.ClientPrompt // the client's system prompt, nil for none (sysprompt.go)
+	turns   int                   // the last turn number
+	inTurn  int                   // the turn started and not yet ended, 0 for none
 	// turnFrom is where the running turn's prompt entered the history, -1
 	// before it has: a refused turn is cut back to it (TurnEnd).
 	turnFrom int
@@ -53,11 +54,12 @@ type state struct {
 
 // ctlState is the session's selectable settings and what it has cost.
 type ctlState struct {
-	mode  string        // a permission mode
-	model string        // a ModelChoice ID; "" when the agent has no models
-	tools codemode.Mode // the tools mode
-	title string        // "" until the first exchange names the session
-	cost  float64       // cumulative, when the model has prices
+	mode   string        // a permission mode
+	model  string        // a ModelChoice ID; "" when the agent has no models
+	tools  codemode.Mode // the tools mode
+	effort string        // the reasoning effort chosen, "" for the model's default
+	title  string        // "" until the first exchange names the session
+	cost   float64       // cumulative, when the model has prices
 }
 
 // openCall is a tool call without a result: carded when its tool/call is in
@@ -170,6 +172,9 @@ func (st *state) apply(ev session.Event) {
 		if p.Model != "" && st.offered != nil && st.offered(p.Model) {
 			st.ctl.model = p.Model
 		}
+		if p.Effort != "" {
+			st.ctl.effort = p.Effort
+		}
 		if m, err := codemode.ParseMode(p.Tools); err == nil && p.Tools != "" {
 			st.ctl.tools = m // a mode this build does not know keeps the one before
 		}
@@ -186,6 +191,8 @@ func (st *state) apply(ev session.Event) {
 		if p.Key != "" {
 			st.grants[p.Key] = p.Allowed
 		}
+	case session.ClientPrompt:
+		st.client = &p
 	}
 }
 

@@ -54,6 +54,10 @@ type ToolSpec struct {
 type Request struct {
 	Messages []Message
 	Tools    []ToolSpec
+	// ReasoningEffort is OpenAI-style reasoning_effort ("low", "medium",
+	// "high"); "" leaves it to the endpoint. Only for models that take one
+	// (ReasoningEfforts).
+	ReasoningEffort string
 }
 
 // Finish says why a response ended.

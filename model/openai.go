@@ -335,6 +335,7 @@ func (p *OpenAI) request(req *Request) openai.ChatCompletionRequest {
 	if reasoningModel(p.o.Model) {
 		// OpenAI's reasoning models take max_completion_tokens only.
 		out.MaxCompletionTokens = p.o.MaxTokens
+		out.ReasoningEffort = req.ReasoningEffort
 	} else {
 		// max_tokens is what DeepSeek, Ollama, vLLM and llama.cpp read; the
 		// newer field is OpenAI's alone.
@@ -387,6 +388,16 @@ func (p *OpenAI) request(req *Request) openai.ChatCompletionRequest {
 // finishResourcesExhausted is DeepSeek's finish_reason for an answer cut
 // short by load on its side.
 const finishResourcesExhausted = "insufficient_system_resource"
+
+// ReasoningEfforts are the reasoning_effort values a model takes, in
+// increasing effort; nil for a model that takes none (the endpoint would
+// refuse the field, or ignore it).
+func ReasoningEfforts(name string) []string {
+	if reasoningModel(name) {
+		return []string{"low", "medium", "high"}
+	}
+	return nil
+}
 
 func reasoningModel(name string) bool {
 	for _, pre := range []string{"o1", "o3", "o4", "gpt-5"} {

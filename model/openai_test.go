@@ -575,6 +575,25 @@ func TestOpenAIMaxTokensField(t *testing.T) {
 	}
 }
 
+// reasoning_effort goes to the models that take one (ReasoningEfforts)
+// and to no other: an endpoint may refuse a field its model does not know.
+func TestOpenAIReasoningEffort(t *testing.T) {
+	for model, want := range map[string]any{"o3-mini": "high", "gpt-5": "high", "deepseek-chat": nil, "gpt-4.1": nil} {
+		m, srv := newMock(t, sse{events: []string{chunk(`{"content":"ok"}`, "stop")}})
+		p := provider(t, srv.URL, func(o *OpenAIOptions) { o.Model = model })
+		req := &Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}, ReasoningEffort: "high"}
+		if r := collectStream(t, p, req); r.err != nil {
+			t.Fatalf("%s: %v", model, r.err)
+		}
+		if got := m.bodies[0]["reasoning_effort"]; got != want {
+			t.Errorf("%s: reasoning_effort = %v, want %v", model, got, want)
+		}
+		if takes := ReasoningEfforts(model) != nil; takes != (want != nil) {
+			t.Errorf("%s: ReasoningEfforts = %v", model, ReasoningEfforts(model))
+		}
+	}
+}
+
 // TestOpenAIKeepAlive: comment lines are activity; a stream that sends only
 // them for longer than the idle timeout is slow, not stalled.
 func TestOpenAIKeepAlive(t *testing.T) {

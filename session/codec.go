@@ -33,6 +33,7 @@ func (SystemPrompt) EventType() string     { return TypeSystemPrompt }
 func (Compaction) EventType() string       { return TypeCompaction }
 func (CompactionChunk) EventType() string  { return TypeCompactionChunk }
 func (Prune) EventType() string            { return TypePrune }
+func (ClientPrompt) EventType() string     { return TypeClientPrompt }
 
 func (UserMessage) sealed()      {}
 func (UserContext) sealed()      {}
@@ -56,6 +57,7 @@ func (SystemPrompt) sealed()     {}
 func (Compaction) sealed()       {}
 func (CompactionChunk) sealed()  {}
 func (Prune) sealed()            {}
+func (ClientPrompt) sealed()     {}
 
 // decoders read the payload of each event type a log may hold. A new
 // persisted event type goes here (TestEveryEventTypeIsKnown fails until it
@@ -81,6 +83,7 @@ var decoders = map[string]func([]byte) (Payload, error){
 	TypeCompaction:       decode[Compaction],
 	TypeCompactionChunk:  decode[CompactionChunk],
 	TypePrune:            decode[Prune],
+	TypeClientPrompt:     decode[ClientPrompt],
 }
 
 func decode[T Payload](data []byte) (Payload, error) {

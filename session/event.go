@@ -97,9 +97,15 @@ type ToolResult struct {
 }
 
 // Notice is text the agent itself says to the user (configuration hints,
-// model failures, retries); the model does not see it.
+// model failures, retries); the model does not see it. Text is how it reads
+// as agent text; Severity ("info", "warning", "error"), Title and
+// Description are the same news as a notice, for clients that show them
+// (an event without a Title gets one made from Text).
 type Notice struct {
-	Text string `json:"text"`
+	Text        string `json:"text"`
+	Severity    string `json:"severity,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // TurnStart and TurnEnd bracket one prompt turn.

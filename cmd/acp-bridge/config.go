@@ -626,7 +626,8 @@ func (c *config) modelChoices() ([]agent.ModelChoice, string, error) {
 				name = m.Name
 			}
 			choice := agent.ModelChoice{ID: id, Name: name, Description: p.Name + " at " + p.BaseURL,
-				Provider: model.Retry(prov, model.RetryOptions{Retries: retriesOption(c.retries)}), ContextWindow: mc.ContextWindow, Images: mc.Images}
+				Provider: model.Retry(prov, model.RetryOptions{Retries: retriesOption(c.retries)}), ContextWindow: mc.ContextWindow, Images: mc.Images,
+				ReasoningEfforts: model.ReasoningEfforts(m.Name)}
 			if m.Price != nil {
 				choice.Price = &agent.Price{Input: m.Price.Input, CachedInput: m.Price.CachedInput, Output: m.Price.Output, Currency: m.Price.Currency}
 			}

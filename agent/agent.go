@@ -10,7 +10,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -39,6 +43,9 @@ type Options struct {
 	// /model); the first, or DefaultModel, is the default. Empty: Model alone.
 	Models       []ModelChoice
 	DefaultModel string
+	// MoreModels, if set, adds models learnt after start (an endpoint's
+	// /models list) to Models; it is called whenever the list is needed.
+	MoreModels func() []ModelChoice
 	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
 	PermissionMode string
 	// OfferBypass offers bypass among the choices of the mode picker (the
@@ -79,6 +86,10 @@ type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now
 	NewID  func() string    // session ids; default random
+	// CheckDir says why a session's cwd cannot be used (nil: it can);
+	// default: it must be an existing directory. Tests with a workspace
+	// that lives only in the editor replace it.
+	CheckDir func(path string) error
 }
 
 // Agent serves one ACP connection. It implements acp.Agent.
@@ -140,7 +151,11 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	a.mu.Lock()
 	a.caps, a.info = req.ClientCapabilities, req.ClientInfo
 	a.mu.Unlock()
-	a.log.Info("initialize", "clientVersion", req.ProtocolVersion, "client", req.ClientInfo,
+	client := "unnamed" // a name and version, never a Go value
+	if ci := req.ClientInfo; ci != nil {
+		client = strings.TrimSpace(ci.Name + " " + ci.Version)
+	}
+	a.log.Info("initialize", "protocolVersion", req.ProtocolVersion, "client", client,
 		"terminalOutput", req.ClientCapabilities.TerminalOutput())
 	// We speak version 1 only: a client asking for 1 gets 1; any other
 	// request gets our latest, and the client decides whether to go on.
@@ -170,6 +185,22 @@ func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) 
 	return nil, acp.InvalidParams("invalid params: unknown auth method %q (this agent advertises none)", req.MethodID)
 }
 
+func (a *Agent) checkDir(path string) error {
+	if a.o.CheckDir != nil {
+		return a.o.CheckDir(path)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("does not exist")
+	case err != nil:
+		return fmt.Errorf("cannot be used: %v", err)
+	case !fi.IsDir():
+		return errors.New("is not a directory")
+	}
+	return nil
+}
+
 // NewSession starts a session rooted at the absolute cwd.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
 	if strings.ContainsRune(req.Cwd, 0) {
@@ -177,6 +208,10 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	}
 	if !filepath.IsAbs(req.Cwd) {
 		return nil, acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", req.Cwd)
+	}
+	if err := a.checkDir(req.Cwd); err != nil {
+		// Every tool would fail there; say so now, naming the path.
+		return nil, acp.InvalidParams("invalid params: cwd %q %v", req.Cwd, err)
 	}
 	roots := []string{filepath.Clean(req.Cwd)}
 	for _, d := range req.AdditionalDirectories {

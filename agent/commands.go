@@ -231,6 +231,9 @@ func (s *conversation) cmdTools(ctx context.Context, _ string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
+// discardMessage follows an answer a retry replaced with a different one.
+const discardMessage = "\n\n*The retried request answered differently; the answer above is abandoned and the new one follows.*\n\n"
+
 // retryNotice is what the user sees when a model request is retried: a
 // warning notice, or the short line it always was.
 func retryNotice(r *model.RetryInfo) session.Notice {

@@ -29,7 +29,8 @@ func promptError(err error) *acp.Error {
 		data["status"] = me.Status
 	}
 	if me.Kind != model.ErrAuth {
-		return &acp.Error{Code: acp.CodeInternalError, Message: "The model request failed: " + me.Error(), Data: data}
+		// err, not me: it says how many attempts were made ("gave up after …").
+		return &acp.Error{Code: acp.CodeInternalError, Message: "The model request failed: " + err.Error(), Data: data}
 	}
 	env := me.KeyEnv
 	if env == "" {

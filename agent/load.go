@@ -205,9 +205,11 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 func (s *conversation) foldLog(ctx context.Context, send bool) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	for _, ev := range s.log.Events() {
+	evs := s.log.Events()
+	void := abandonedChunks(evs)
+	for i, ev := range evs {
 		updates := s.fold(ev)
-		if !send {
+		if !send || void[i] {
 			continue
 		}
 		for _, u := range updates {
@@ -227,7 +229,12 @@ func (s *conversation) replay(ctx context.Context) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	tr := mapping.New(s.scope, s.mappingOptions(true))
-	for _, ev := range s.log.Events() {
+	evs := s.log.Events()
+	void := abandonedChunks(evs)
+	for i, ev := range evs {
+		if void[i] {
+			continue
+		}
 		for _, u := range tr.Translate(ev) {
 			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {
 				return fmt.Errorf("replaying session %s: %w", s.id, err)
@@ -235,6 +242,31 @@ func (s *conversation) replay(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// abandonedChunks are the indexes of the answer chunks a later
+// AttemptAbandoned voids: those of the same model request, back to the
+// last event that ends or begins one.
+func abandonedChunks(evs []session.Event) map[int]bool {
+	var void map[int]bool
+	for i, ev := range evs {
+		if _, ok := ev.Payload.(session.AttemptAbandoned); !ok {
+			continue
+		}
+		if void == nil {
+			void = map[int]bool{}
+		}
+	back:
+		for j := i - 1; j >= 0; j-- {
+			switch evs[j].Payload.(type) {
+			case session.AssistantChunk:
+				void[j] = true
+			case session.AssistantMessage, session.ToolResult, session.TurnStart, session.UserContext, session.AttemptAbandoned:
+				break back
+			}
+		}
+	}
+	return void
 }
 
 func cwdMismatch(id, got, want string) error {

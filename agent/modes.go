@@ -66,6 +66,11 @@ const defaultContextWindow = 128000
 // models returns the agent's model choices; a lone Options.Model becomes one.
 func (a *Agent) models() []ModelChoice {
 	if len(a.o.Models) > 0 {
+		if a.o.MoreModels != nil {
+			if more := a.o.MoreModels(); len(more) > 0 {
+				return append(slices.Clip(a.o.Models), more...)
+			}
+		}
 		return a.o.Models
 	}
 	if a.o.Model != nil {

@@ -279,7 +279,7 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 			s.a.log.Warn("model request failed", "session", s.id, "err", err)
 			return acp.StopEndTurn, promptError(err)
 		}
-		s.commit(msg)
+		cards := s.commit(msg)
 		if len(msg.ToolCalls) == 0 {
 			switch finish {
 			case model.FinishLength:
@@ -292,7 +292,11 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 			return acp.StopEndTurn, nil
 		}
 		// Each result enters the context as it is logged (state.apply).
-		s.runTools(ctx, msg.ToolCalls)
+		calls := slices.Clone(msg.ToolCalls)
+		for i := range calls {
+			calls[i].ID = cards[i] // the editor's cards and the tool events use the session-unique ids
+		}
+		s.runTools(ctx, calls)
 		if ctx.Err() != nil {
 			return acp.StopCancelled, nil
 		}
@@ -304,12 +308,17 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 	return acp.StopMaxTurnRequests, nil
 }
 
-// commit logs a complete model response; applying it adds it to the context.
-func (s *conversation) commit(msg model.Message) {
+// commit logs a complete model response (applying it adds it to the
+// context) and returns its calls' card ids.
+func (s *conversation) commit(msg model.Message) []string {
 	if msg.Content == "" && msg.Reasoning == "" && len(msg.ToolCalls) == 0 {
-		return
+		return nil
 	}
-	s.emit(context.Background(), assistantEvent(msg))
+	s.mu.Lock()
+	cards := s.st.cardIDs(msg.ToolCalls)
+	s.mu.Unlock()
+	s.emit(context.Background(), assistantEvent(msg, cards))
+	return cards
 }
 
 // stream makes one model request, emitting text and thoughts as they arrive.
@@ -337,11 +346,14 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 		case model.EventUsage:
 			s.recordUsage(ctx, ev.Usage)
 		case model.EventRetry:
-			// The failed attempt's output is void: say so where it stopped.
+			// Say so where it stopped. What was shown stands: the retry
+			// continues it (model.Retry does not repeat it) or discards it.
+			s.status(ctx, retryNotice(ev.Retry))
+		case model.EventDiscard:
 			text.Reset()
 			thought.Reset()
 			msg.ToolCalls = nil
-			s.status(ctx, retryNotice(ev.Retry))
+			s.emit(ctx, session.New(session.AttemptAbandoned{Note: discardMessage}))
 		}
 	}
 	msg.Content, msg.Reasoning = text.String(), thought.String()

@@ -184,8 +184,9 @@ func goldenRun(t *testing.T, ar *goldenArchive) (agentLines, replayLines []strin
 	var ag *agent.Agent
 	conn := acp.NewConn(context.Background(), func(c acp.Client) acp.Agent {
 		ag = agent.New(c, agent.Options{Registry: reg, Model: script, Version: "test",
-			Now:   func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-			NewID: func() string { return "sess-1" }})
+			Now:      func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+			NewID:    func() string { return "sess-1" },
+			CheckDir: func(string) error { return nil }}) // the workspace lives in the client
 		return ag
 	}, toAgentR, toClientW, toAgentR, nil)
 

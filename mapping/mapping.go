@@ -115,6 +115,11 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 		return []acp.Update{acp.AgentMessageChunk(chunk)}
 	case session.Notice:
 		return t.notice(p)
+	case session.AttemptAbandoned:
+		if t.o.Replay || p.Note == "" {
+			return nil // a replay leaves the abandoned chunks out (agent/load.go)
+		}
+		return []acp.Update{acp.AgentMessageChunk{Content: acp.TextBlock(p.Note)}}
 	case session.ToolCall:
 		return t.toolCall(p)
 	case session.ToolStatus:

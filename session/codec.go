@@ -14,6 +14,7 @@ import (
 func (UserMessage) EventType() string      { return TypeUserMessage }
 func (UserContext) EventType() string      { return TypeUserContext }
 func (AssistantChunk) EventType() string   { return TypeAssistantChunk }
+func (AttemptAbandoned) EventType() string { return TypeAttemptAbandoned }
 func (AssistantMessage) EventType() string { return TypeAssistantMessage }
 func (ToolCall) EventType() string         { return TypeToolCall }
 func (ToolStatus) EventType() string       { return TypeToolStatus }
@@ -38,6 +39,7 @@ func (ClientPrompt) EventType() string     { return TypeClientPrompt }
 func (UserMessage) sealed()      {}
 func (UserContext) sealed()      {}
 func (AssistantChunk) sealed()   {}
+func (AttemptAbandoned) sealed() {}
 func (AssistantMessage) sealed() {}
 func (ToolCall) sealed()         {}
 func (ToolStatus) sealed()       {}
@@ -66,6 +68,7 @@ var decoders = map[string]func([]byte) (Payload, error){
 	TypeUserMessage:      decode[UserMessage],
 	TypeUserContext:      decode[UserContext],
 	TypeAssistantChunk:   decode[AssistantChunk],
+	TypeAttemptAbandoned: decode[AttemptAbandoned],
 	TypeAssistantMessage: decode[AssistantMessage],
 	TypeToolCall:         decode[ToolCall],
 	TypeToolStatus:       decode[ToolStatus],

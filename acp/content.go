@@ -62,6 +62,23 @@ func opt(s string) *string {
 }
 
 func (c ContentBlock) MarshalJSON() ([]byte, error) {
+	if c.Type == "text" && len(c.Annotations) == 0 && len(c.Meta) == 0 {
+		// Most blocks are plain text: written by hand, the bytes
+		// encoding/json would write, without its reflection.
+		text, err := json.Marshal(c.Text)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]byte, 0, len(text)+len(`{"type":"text","text":}`))
+		out = append(out, `{"type":"text","text":`...)
+		out = append(out, text...)
+		return append(out, '}'), nil
+	}
+	return c.marshalWire()
+}
+
+// marshalWire is the general encoding, through contentWire.
+func (c ContentBlock) marshalWire() ([]byte, error) {
 	w := contentWire{Type: c.Type, Annotations: c.Annotations, Meta: c.Meta}
 	switch c.Type {
 	case "text":

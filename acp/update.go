@@ -82,6 +82,18 @@ func (c ToolCallContent) MarshalJSON() ([]byte, error) {
 		if c.Content == nil {
 			return nil, fmt.Errorf("acp: content item without content")
 		}
+		if len(c.Meta) == 0 {
+			// By hand: through encoding/json the block's bytes would be
+			// compacted once more, and tool results are long.
+			block, err := c.Content.MarshalJSON()
+			if err != nil {
+				return nil, err
+			}
+			out := make([]byte, 0, len(block)+len(`{"type":"content","content":}`))
+			out = append(out, `{"type":"content","content":`...)
+			out = append(out, block...)
+			return append(out, '}'), nil
+		}
 		return json.Marshal(struct {
 			Type    string       `json:"type"`
 			Content ContentBlock `json:"content"`
@@ -285,7 +297,7 @@ func (n SessionNotification) MarshalJSON() ([]byte, error) {
 	if n.Update == nil {
 		return nil, fmt.Errorf("acp: session/update without an update")
 	}
-	body, err := json.Marshal(n.Update)
+	body, err := marshalUpdate(n.Update)
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +324,38 @@ func (n SessionNotification) MarshalJSON() ([]byte, error) {
 		}
 		out = append(out, `,"_meta":`...)
 		out = append(out, meta...)
+	}
+	return append(out, '}'), nil
+}
+
+// marshalUpdate encodes an update's own fields. Message chunks, most of
+// the updates a session sends, are written by hand: through encoding/json
+// their block's bytes would be compacted once more.
+func marshalUpdate(u Update) ([]byte, error) {
+	var c ContentChunk
+	switch u := u.(type) {
+	case AgentMessageChunk:
+		c = ContentChunk(u)
+	case AgentThoughtChunk:
+		c = ContentChunk(u)
+	case UserMessageChunk:
+		c = ContentChunk(u)
+	default:
+		return json.Marshal(u)
+	}
+	if len(c.Meta) > 0 {
+		return json.Marshal(c)
+	}
+	block, err := c.Content.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(block)+len(c.MessageID)+32)
+	out = append(out, `{"content":`...)
+	out = append(out, block...)
+	if c.MessageID != "" {
+		out = append(out, `,"messageId":`...)
+		out = append(out, quote(c.MessageID)...)
 	}
 	return append(out, '}'), nil
 }

@@ -46,6 +46,7 @@ type conversation struct {
 	// mu guards st and the running turn. Lock order: emitMu, then mu.
 	mu      sync.Mutex
 	st      *state // changed only by apply, in commitLocked (state.go)
+	req     reqCache
 	running bool
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
@@ -416,8 +417,31 @@ func (s *conversation) request(ctx context.Context) *model.Request {
 	effort := s.reasoningEffort()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: sys}}, s.st.history...),
-		ReasoningEffort: effort}
+	return &model.Request{Messages: s.req.messages(sys, s.st.history, s.st.histGen), ReasoningEffort: effort}
+}
+
+// reqCache is the last request's messages, the system prompt then the
+// history, kept so the next request appends what is new instead of
+// copying the whole history again: in a long session that copy was most
+// of what a turn allocated, and so most of its garbage collection.
+type reqCache struct {
+	msgs []model.Message
+	sys  string
+	gen  uint64
+}
+
+// messages returns the system prompt and history as one slice. Each
+// caller's slice is clipped to its length, so later appends never write
+// inside it; history elements are never changed in place.
+func (c *reqCache) messages(sys string, history []model.Message, gen uint64) []model.Message {
+	if c.msgs == nil || c.sys != sys || c.gen != gen || len(history) < len(c.msgs)-1 {
+		c.msgs = append(make([]model.Message, 0, len(history)+64), model.Message{Role: model.RoleSystem, Content: sys})
+		c.msgs = append(c.msgs, history...)
+		c.sys, c.gen = sys, gen
+	} else {
+		c.msgs = append(c.msgs, history[len(c.msgs)-1:]...)
+	}
+	return slices.Clip(c.msgs)
 }
 
 // closeOpen gives every call still without a result a failed one, with

@@ -20,6 +20,10 @@ import (
 // never-restarted process would have (TestFoldEqualsLive).
 type state struct {
 	history []model.Message // what the next model request sends after the system prompt
+	// histGen changes whenever history is replaced, cut or rewritten rather
+	// than appended to (reset, compaction, prune, a refused turn): between
+	// two changes history only grows, and request relies on it.
+	histGen uint64
 	ctl     ctlState
 	grants  map[string]bool       // "always" answers by permission key: allowed or rejected
 	open    []openCall            // tool calls without a result, in the order made
@@ -93,6 +97,7 @@ func (st *state) apply(ev session.Event) {
 		clear(st.pending)
 		st.extra = nil
 		st.history = nil
+		st.histGen++
 		if p.Reason == "compact" {
 			st.history = compactedContext(p.Summary)
 		}
@@ -103,8 +108,10 @@ func (st *state) apply(ev session.Event) {
 		}
 	case session.Compaction:
 		st.applyCompaction(p)
+		st.histGen++
 	case session.Prune:
 		st.history, _ = compact.Prune(st.history, p.Before, p.MaxChars)
+		st.histGen++
 		st.ctx = ctxSize{}
 	case session.AssistantMessage:
 		msg := model.Message{Role: model.RoleAssistant, Content: p.Text, Reasoning: p.Reasoning}
@@ -167,6 +174,7 @@ func (st *state) apply(ev session.Event) {
 		// log; the transcript keeps the turn.
 		if p.StopReason == string(acp.StopRefusal) && st.turnFrom >= 0 && st.turnFrom <= len(st.history) {
 			st.history = st.history[:st.turnFrom]
+			st.histGen++
 			clear(st.pending)
 			st.extra = nil
 		}

@@ -25,6 +25,9 @@ const (
 	CodeInvalidToolOutput = "INVALID_TOOL_OUTPUT"
 	// CodeInvalidValue: a value fails a structured schema (Structured.Validate).
 	CodeInvalidValue = "INVALID_VALUE"
+	// CodeInvalidSchema: a tool's parameters schema does not compile; it
+	// is compiled at the tool's first call, so that call finds it.
+	CodeInvalidSchema = "INVALID_SCHEMA"
 	// CodeUnsupportedSchema: a schema is outside the structured subset.
 	CodeUnsupportedSchema = "UNSUPPORTED_SCHEMA"
 

@@ -101,7 +101,10 @@ func plain(s *jsg.Schema, t reflect.Type) {
 	}
 }
 
-func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, error) {
+// checkSchema is what Define checks of a parameters schema: a JSON object
+// schema, not too deep, its declared keywords well formed. It returns the
+// parsed document for compileSchema, which the first call runs.
+func checkSchema(params json.RawMessage) (any, error) {
 	doc, err := objectSchema(params)
 	if err != nil {
 		return nil, err
@@ -109,6 +112,10 @@ func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, err
 	if bad := checkDeclared(doc); len(bad) > 0 {
 		return nil, fmt.Errorf("parameters schema: %s", strings.Join(bad, "; "))
 	}
+	return doc, nil
+}
+
+func compileSchema(name string, doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	url := "mem://tools/" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
@@ -256,7 +263,8 @@ func jsonText(v any) string {
 
 // Validate checks arguments against the parameter schema. The error, an
 // *Error with code INVALID_ARGS, lists every violation, path-qualified, so
-// the model can correct itself in one step.
+// the model can correct itself in one step. The first call compiles the
+// schema; one that does not compile fails every call with INVALID_SCHEMA.
 // A RawSchema tool is not validated: its arguments need only be a JSON object.
 func (d *Def) Validate(args json.RawMessage) error {
 	if d.schema == nil {
@@ -273,7 +281,11 @@ func (d *Def) Validate(args json.RawMessage) error {
 	if err != nil {
 		return &Error{Code: CodeInvalidArgs, Message: "invalid arguments: not valid JSON: " + err.Error()}
 	}
-	if msgs := violations(d.schema, v, "arguments"); msgs != nil {
+	sch, err := d.schema()
+	if err != nil {
+		return &Error{Code: CodeInvalidSchema, Message: fmt.Sprintf("tool %q has a broken parameters schema: %v", d.Name, err)}
+	}
+	if msgs := violations(sch, v, "arguments"); msgs != nil {
 		return &Error{Code: CodeInvalidArgs, Message: "invalid arguments: " + strings.Join(msgs, "; ")}
 	}
 	return nil

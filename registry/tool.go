@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -109,7 +110,7 @@ type Def struct {
 	Retry       RetryPolicy
 	Facts       Facts
 
-	schema *jsonschema.Schema // nil: not validated here (RawSchema)
+	schema func() (*jsonschema.Schema, error) // compiled on first use; nil: not validated here (RawSchema)
 	// log receives contained presenter panics: the Logger of the registry
 	// the tool was first registered with; none, discarded.
 	log atomic.Pointer[slog.Logger]
@@ -136,7 +137,9 @@ type RetryPolicy struct {
 }
 
 // Define checks a typed tool and erases its types. A bad definition fails
-// here, at registration, never at call time.
+// here, at registration; only a parameters schema that passes these checks
+// but breaks the metaschema is found at its first call, because it is
+// compiled then (see Def.Validate).
 func Define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	if t.Name == CodeToolName {
 		return nil, fmt.Errorf("registry: tool name %q is reserved for Code Mode", t.Name)
@@ -174,12 +177,17 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 			return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
 		}
 	}
-	var sch *jsonschema.Schema
+	var sch func() (*jsonschema.Schema, error)
 	var err error
 	if t.RawSchema {
 		err = checkRawSchema(params)
 	} else {
-		sch, err = compileSchema(t.Name, params)
+		var doc any
+		if doc, err = checkSchema(params); err == nil {
+			// Compiled on first use: compiling checks the schema against the
+			// JSON Schema metaschema, a millisecond a tool, paid at every start.
+			sch = sync.OnceValues(func() (*jsonschema.Schema, error) { return compileSchema(t.Name, doc) })
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)

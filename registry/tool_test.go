@@ -29,7 +29,7 @@ func TestDefineRefusesBadDefinitions(t *testing.T) {
 		{"no run", Tool[echoIn, string]{Name: "x"}, "has no Run"},
 		{"params not JSON", Tool[echoIn, string]{Name: "x", Run: run, Parameters: json.RawMessage(`{`)}, "not JSON"},
 		{"params not object", Tool[echoIn, string]{Name: "x", Run: run, Parameters: json.RawMessage(`{"type":"string"}`)}, "must be an object schema"},
-		{"params bad keyword value", Tool[echoIn, string]{Name: "x", Run: run, Parameters: json.RawMessage(`{"type":"object","required":"x"}`)}, "tool \"x\""},
+		{"params an array", Tool[echoIn, string]{Name: "x", Run: run, Parameters: json.RawMessage(`[]`)}, "must be an object schema"},
 		{"output outside subset", Tool[echoIn, string]{Name: "x", Run: run, Output: json.RawMessage(`{"type":"string","pattern":"a"}`)}, `keyword "pattern" is not supported`},
 		{"negative timeout", Tool[echoIn, string]{Name: "x", Run: run, Timeout: -time.Second}, "negative timeout"},
 		{"negative retry", Tool[echoIn, string]{Name: "x", Run: run, Retry: RetryPolicy{Attempts: -1}}, "negative retry"},
@@ -41,6 +41,22 @@ func TestDefineRefusesBadDefinitions(t *testing.T) {
 				t.Fatalf("Define error = %v, want it to mention %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A parameters schema is compiled at its first call, not at start: one
+// that breaks the metaschema fails every call, naming the tool.
+func TestBrokenSchemaFailsAtFirstCall(t *testing.T) {
+	d, err := Define(Tool[echoIn, string]{Name: "x", Run: func(context.Context, *Call, echoIn) (string, error) { return "", nil },
+		Parameters: json.RawMessage(`{"type":"object","required":"x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		var e *Error
+		if err := d.Validate(json.RawMessage(`{}`)); !errors.As(err, &e) || e.Code != CodeInvalidSchema || !strings.Contains(e.Message, `tool "x"`) {
+			t.Fatalf("Validate = %v, want INVALID_SCHEMA naming the tool", err)
+		}
 	}
 }
 

@@ -24,7 +24,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -152,12 +151,26 @@ func OpenStore(dir string, o *StoreOptions) (*Store, error) {
 // Dir is the store's absolute directory.
 func (st *Store) Dir() string { return st.dir }
 
-// validID keeps a session id usable as a file name and out of other
-// directories: ids come from the client on load, resume and delete.
-var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// ValidID reports whether id can name a stored session: 1 to 128 of
+// [A-Za-z0-9._-], starting with a letter or digit, so it is usable as a
+// file name and stays out of other directories (ids come from the client
+// on load, resume and delete). A loop, not a regexp: a package-level
+// regexp with {0,127} is compiled at every start of the binary.
+func ValidID(id string) bool {
+	if id == "" || len(id) > 128 || !alnum(id[0]) {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if c := id[i]; !alnum(c) && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
-// ValidID reports whether id can name a stored session.
-func ValidID(id string) bool { return validID.MatchString(id) }
+func alnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 func (st *Store) path(id string) (string, error) {
 	if !ValidID(id) {

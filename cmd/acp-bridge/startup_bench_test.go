@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The startup benchmarks build two binaries: acp-bridge, and a minimal Go
@@ -56,9 +58,10 @@ func main() {
 })
 
 // startAndInitialize starts bin, sends initialize, and waits for the answer.
-// With newSession it also creates a session and returns the process's RSS
-// in KiB after that answer.
-func startAndInitialize(b *testing.B, bin string, newSession bool) (rssKiB int) {
+// With newSession it also creates a session and returns the process's
+// resident and anonymous (private: heap, stacks, runtime) memory in KiB
+// after that answer.
+func startAndInitialize(b *testing.B, bin string, newSession bool) (rssKiB, anonKiB int) {
 	cmd := exec.Command(bin, "--log-level", "error")
 	if strings.HasSuffix(bin, "minimal-bin") {
 		cmd = exec.Command(bin)
@@ -78,20 +81,21 @@ func startAndInitialize(b *testing.B, bin string, newSession bool) (rssKiB int) 
 		if _, err := r.ReadBytes('\n'); err != nil {
 			b.Fatal(err)
 		}
-		rssKiB = readRSS(cmd.Process.Pid)
+		rssKiB, anonKiB = readStatus(cmd.Process.Pid, "VmRSS:"), readStatus(cmd.Process.Pid, "RssAnon:")
 	}
 	stdin.Close()
 	cmd.Wait()
-	return rssKiB
+	return rssKiB, anonKiB
 }
 
-func readRSS(pid int) int {
+// readStatus reads one KiB figure of /proc/PID/status.
+func readStatus(pid int, field string) int {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
 			n, _ := strconv.Atoi(f[1])
 			return n
 		}
@@ -100,30 +104,53 @@ func readRSS(pid int) int {
 }
 
 // BenchmarkColdStartToInitialize: process start to the initialize answer,
-// for acp-bridge and for a minimal Go program, in one run.
+// for a minimal Go program and acp-bridge, taken in turn in every
+// iteration so both see the same machine; it reports each one's median
+// and the difference. ACP_BRIDGE_STARTUP_COMPARE names another build
+// (say, of main) to time in the same turns.
+//
+//	go test ./cmd/acp-bridge -run '^$' -bench ColdStart -benchtime 40x
 func BenchmarkColdStartToInitialize(b *testing.B) {
 	bins, err := buildStartupBins()
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, name := range []string{"minimal", "acp-bridge"} {
-		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
-				startAndInitialize(b, bins[name], false)
-			}
-		})
+	names := []string{"minimal", "acp-bridge"}
+	if other := os.Getenv("ACP_BRIDGE_STARTUP_COMPARE"); other != "" {
+		bins["compare"] = other
+		names = append(names, "compare")
 	}
+	times := map[string][]time.Duration{}
+	for b.Loop() {
+		for _, name := range names {
+			t0 := time.Now()
+			startAndInitialize(b, bins[name], false)
+			times[name] = append(times[name], time.Since(t0))
+		}
+	}
+	median := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2].Microseconds()) / 1000
+	}
+	for _, name := range names {
+		b.ReportMetric(median(times[name]), name+"-ms")
+	}
+	b.ReportMetric(median(times["acp-bridge"])-median(times["minimal"]), "over-minimal-ms")
 }
 
-// BenchmarkRSSAfterSessionNew reports the resident set after session/new.
+// BenchmarkRSSAfterSessionNew reports the resident set after session/new
+// and its anonymous part, the process's own memory (the rest is the
+// binary's mapped pages).
 func BenchmarkRSSAfterSessionNew(b *testing.B) {
 	bins, err := buildStartupBins()
 	if err != nil {
 		b.Fatal(err)
 	}
-	var max int
+	var rss, anon int
 	for b.Loop() {
-		max = startAndInitialize(b, bins["acp-bridge"], true)
+		r, a := startAndInitialize(b, bins["acp-bridge"], true)
+		rss, anon = max(rss, r), max(anon, a)
 	}
-	b.ReportMetric(float64(max)/1024, "MiB-RSS")
+	b.ReportMetric(float64(rss)/1024, "MiB-RSS")
+	b.ReportMetric(float64(anon)/1024, "MiB-anon")
 }

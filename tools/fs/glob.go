@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/google/jsonschema-go/jsonschema"
-	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,21 +101,9 @@ func runGlob(ctx context.Context, c *registry.Call, in globArgs) (globOut, error
 	if err != nil {
 		return out, registry.Errorf("INVALID_ARGS", fmt.Sprintf("invalid glob pattern %q: %v", in.Pattern, err))
 	}
-	type hit struct {
-		path string
-		mod  time.Time
-	}
 	var hits []hit
-	err = walkFiles(ctx, root, func(abs string, d iofs.DirEntry) error {
-		rel, _ := filepath.Rel(root, abs)
-		if !m.match(rel) {
-			return nil
-		}
-		h := hit{path: abs}
-		if info, err := d.Info(); err == nil {
-			h.mod = info.ModTime()
-		}
-		hits = append(hits, h)
+	err = walkFiles(ctx, root, walkOptions{keep: m.match, modTime: true}, func(e *walkEntry) error {
+		hits = append(hits, hit{path: e.abs, mod: e.mod})
 		return nil
 	})
 	if err != nil {
@@ -133,6 +120,11 @@ func runGlob(ctx context.Context, c *registry.Call, in globArgs) (globOut, error
 		out.Files = append(out.Files, h.path)
 	}
 	return out, nil
+}
+
+type hit struct {
+	path string
+	mod  time.Time
 }
 
 func renderGlob(out globOut) string {

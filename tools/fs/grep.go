@@ -24,10 +24,13 @@ import (
 )
 
 const (
-	grepLimit      = 250     // matches per call
-	grepLineLength = 500     // characters of a matching line shown
-	grepWholeFile  = 8 << 20 // files up to this size are read at once; larger ones line by line
+	grepLimit      = 250 // matches per call
+	grepLineLength = 500 // characters of a matching line shown
 )
+
+// grepWholeFile is the size up to which a file is read at once; larger ones
+// are read line by line. A variable so tests reach that path with small files.
+var grepWholeFile = 8 << 20
 
 type grepArgs struct {
 	Pattern string `json:"pattern" jsonschema:"The regular expression to search for"`
@@ -124,7 +127,6 @@ func runGrep(ctx context.Context, c *registry.Call, in grepArgs) (grepOut, error
 	if err != nil {
 		return grepOut{}, registry.Errorf("INVALID_ARGS", fmt.Sprintf("invalid regular expression %q: %v", in.Pattern, err))
 	}
-	whole := prefilter(in.Pattern)
 	var include *globMatcher
 	if in.Include != "" {
 		if include, err = newGlobMatcher(in.Include); err != nil {
@@ -135,9 +137,12 @@ func runGrep(ctx context.Context, c *registry.Call, in grepArgs) (grepOut, error
 	if err != nil {
 		return grepOut{}, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("path not found: %s", root))
 	}
-	s := &searcher{re: re, whole: whole, limit: grepLimit + 1}
+	s := &searcher{re: re, limit: grepLimit + 1}
+	if s.lits = literals(in.Pattern); s.lits == nil {
+		s.whole = prefilter(in.Pattern)
+	}
 	if !st.IsDir() {
-		fm, err := s.file(root)
+		fm, err := s.file(root, &grepWorker{})
 		if err != nil {
 			return grepOut{}, registry.Errorf("FS_ERROR", err.Error())
 		}
@@ -166,10 +171,11 @@ func collect(files []grepFile) grepOut {
 	return out
 }
 
-// prefilter returns a regexp that rejects whole files at once: any file
-// with a matching line matches it. (?m) gives ^ its per-line meaning. It is
-// nil (every file is searched line by line) when the pattern uses $, \A or
-// \z: a "\r\n" line end or the buffer's ends would make it disagree.
+// prefilter returns a regexp that rejects whole files at once, for a
+// pattern without literals: any file with a matching line matches it. (?m)
+// gives ^ its per-line meaning. It is nil (every file is searched line by
+// line) when the pattern uses $, \A or \z: a "\r\n" line end or the
+// buffer's ends would make it disagree.
 func prefilter(pattern string) *regexp.Regexp {
 	re, err := syntax.Parse("(?m)"+pattern, syntax.Perl)
 	if err != nil || usesAnchors(re) {
@@ -191,15 +197,24 @@ func usesAnchors(re *syntax.Regexp) bool {
 	return false
 }
 
+// searcher is one grep call: the pattern and what narrows it.
 type searcher struct {
-	re, whole *regexp.Regexp
-	limit     int // matches worth finding in one file
-	bufs      sync.Pool
+	re    *regexp.Regexp
+	lits  *litSet        // lines without one of these cannot match; nil when the pattern has none
+	whole *regexp.Regexp // without literals: files this rejects cannot match (nil: none rejected)
+	limit int            // matches worth finding in one file
 }
 
-// tree searches every file under root on all CPUs. Files are numbered in
-// walk order and results are taken in that order, so the first matches by
-// path are the ones shown, and the walk stops once they are known.
+// grepWorker is what one searching goroutine reuses from file to file.
+type grepWorker struct {
+	buf []byte
+	sc  scanner
+}
+
+// tree searches every file under root with a bounded pool of workers.
+// Files are numbered in walk order and results are taken in that order,
+// so the first matches by path are the ones shown, and the walk stops
+// once they are known.
 func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, include *globMatcher) (grepOut, error) {
 	parent := ctx
 	ctx, stop := context.WithCancel(ctx)
@@ -212,19 +227,20 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 		seq  int
 		file grepFile
 	}
-	jobs := make(chan job, 256)
-	results := make(chan done, 256)
+	// Short queues: what is queued is read even when the first matches
+	// already fill the result, and most searches stop early.
+	jobs := make(chan job, 16)
+	results := make(chan done, 16)
 	go func() {
 		defer close(jobs)
 		seq := 0
-		_ = walkFiles(ctx, root, func(abs string, d iofs.DirEntry) error {
-			if include != nil {
-				rel, _ := filepath.Rel(root, abs)
-				if !include.match(rel) {
-					return nil
-				}
-			}
-			if d.Type()&iofs.ModeSymlink != 0 {
+		var opt walkOptions
+		if include != nil {
+			opt.keep = include.match
+		}
+		_ = walkFiles(ctx, root, opt, func(e *walkEntry) error {
+			abs := e.abs
+			if d := e.d; d.Type()&iofs.ModeSymlink != 0 {
 				// Followed only to a regular file inside the roots: a link
 				// out of the workspace is not read.
 				st, err := os.Stat(abs)
@@ -248,8 +264,12 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
+			w := &grepWorker{}
 			for j := range jobs {
-				m, _ := s.file(j.path) // unreadable files are skipped
+				if ctx.Err() != nil {
+					continue // stopped: drain the queue without reading
+				}
+				m, _ := s.file(j.path, w) // unreadable files are skipped
 				select {
 				case results <- done{j.seq, grepFile{Path: j.path, Matches: m}}:
 				case <-ctx.Done():
@@ -263,7 +283,15 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 	var ordered []grepFile
 	next, found := 0, 0
 	for r := range results {
-		pending[r.seq] = r.file
+		if r.seq != next || len(pending) > 0 {
+			pending[r.seq] = r.file
+		} else {
+			next++ // in order: the common case, no map traffic
+			if len(r.file.Matches) > 0 {
+				ordered = append(ordered, r.file)
+				found += len(r.file.Matches)
+			}
+		}
 		for f, ok := pending[next]; ok; f, ok = pending[next] {
 			delete(pending, next)
 			next++
@@ -282,23 +310,34 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 	return collect(ordered), nil
 }
 
+// relTo is abs relative to root, which holds it.
+func relTo(root, abs string) string {
+	if rel, ok := strings.CutPrefix(abs, root); ok && len(rel) > 0 && rel[0] == filepath.Separator {
+		return rel[1:]
+	}
+	rel, _ := filepath.Rel(root, abs)
+	return rel
+}
+
+// binaryHead is how much of a file's start is checked for a NUL byte.
+const binaryHead = 8192
+
 // file returns the matching lines of one file (at most s.limit), or none
 // for a binary file.
-func (s *searcher) file(path string) ([]grepMatch, error) {
-	bp, _ := s.bufs.Get().(*[]byte)
-	if bp == nil {
-		b := make([]byte, 0, 64<<10)
-		bp = &b
+func (s *searcher) file(path string, w *grepWorker) ([]grepMatch, error) {
+	if w.buf == nil {
+		w.buf = make([]byte, 0, 64<<10)
 	}
-	defer func() {
-		if cap(*bp) <= 1<<20 { // a buffer grown for a big file is not kept
-			s.bufs.Put(bp)
-		}
-	}()
-	data, big, err := slurp(path, *bp, grepWholeFile)
-	*bp = data[:0]
-	if err != nil {
-		return nil, err
+	data, big, err := slurp(path, w.buf, grepWholeFile)
+	switch {
+	case data == nil: // binary: the buffer is as it was
+	case cap(data) <= 1<<20:
+		w.buf = data[:0]
+	default:
+		w.buf = nil // a buffer grown for a big file is not kept
+	}
+	if err != nil || data == nil {
+		return nil, err // data is nil for a binary file
 	}
 	if big {
 		f, err := os.Open(path)
@@ -308,7 +347,10 @@ func (s *searcher) file(path string) ([]grepMatch, error) {
 		defer f.Close()
 		return s.stream(f)
 	}
-	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 || s.whole != nil && !s.whole.Match(data) {
+	if s.lits != nil {
+		return s.candidates(data, &w.sc), nil
+	}
+	if s.whole != nil && !s.whole.Match(data) {
 		return nil, nil
 	}
 	var out []grepMatch
@@ -327,10 +369,39 @@ func (s *searcher) file(path string) ([]grepMatch, error) {
 	return out, nil
 }
 
+// candidates runs the regexp only on the lines of data that hold one of
+// the literals, counting lines as it skips.
+func (s *searcher) candidates(data []byte, sc *scanner) []grepMatch {
+	s.lits.scanner(data, sc)
+	var out []grepMatch
+	line, counted := 1, 0 // the line number at offset counted
+	for pos := 0; pos < len(data) && len(out) < s.limit; {
+		i := sc.find(pos)
+		if i < 0 {
+			break
+		}
+		start := pos + bytes.LastIndexByte(data[pos:i], '\n') + 1
+		end := len(data)
+		if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
+			end = i + j
+		}
+		line += bytes.Count(data[counted:start], []byte{'\n'})
+		counted = start
+		text := bytes.TrimSuffix(data[start:end], []byte("\r"))
+		if s.re.Match(text) {
+			out = append(out, grepMatch{Line: line, Text: shortLine(text)})
+		}
+		pos = end + 1
+	}
+	return out
+}
+
 // slurp reads a whole file into buf, growing it up to max bytes; big is
-// true when the file is larger (buf then holds its start). Raw system calls,
-// because os.File's setup (non-blocking mode, poller registration) costs
-// more than reading a small file, and grep opens every file of a tree.
+// true when the file is larger (buf then holds its start). A file with a
+// NUL byte in its first binaryHead bytes is binary: slurp stops there and
+// returns nil data. Raw system calls, because os.File's setup (non-blocking
+// mode, poller registration) costs more than reading a small file, and
+// grep opens every file of a tree.
 func slurp(path string, buf []byte, max int) (data []byte, big bool, err error) {
 	var fd int
 	for {
@@ -344,6 +415,11 @@ func slurp(path string, buf []byte, max int) (data []byte, big bool, err error) 
 	}
 	defer syscall.Close(fd)
 	buf = buf[:0]
+	checked := false
+	binary := func() bool {
+		checked = true
+		return bytes.IndexByte(buf[:min(len(buf), binaryHead)], 0) >= 0
+	}
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) > max {
@@ -359,12 +435,21 @@ func slurp(path string, buf []byte, max int) (data []byte, big bool, err error) 
 		case err != nil:
 			return buf, false, &os.PathError{Op: "read", Path: path, Err: err}
 		case n == 0:
+			if !checked && binary() {
+				return nil, false, nil
+			}
 			return buf, false, nil
 		}
 		buf = buf[:len(buf)+n]
+		if !checked && len(buf) >= binaryHead && binary() {
+			return nil, false, nil // binary: the rest is not read
+		}
 		if n < want {
 			// A regular file reads short only at its end: skip the read
 			// that would return 0, a third of grep's system calls.
+			if !checked && binary() {
+				return nil, false, nil
+			}
 			return buf, false, nil
 		}
 	}
@@ -373,15 +458,19 @@ func slurp(path string, buf []byte, max int) (data []byte, big bool, err error) 
 // stream searches a large file line by line.
 func (s *searcher) stream(r io.Reader) ([]grepMatch, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
-	head, _ := br.Peek(8192)
+	head, _ := br.Peek(binaryHead)
 	if bytes.IndexByte(head, 0) >= 0 {
 		return nil, nil
 	}
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 0, 256<<10), 16<<20)
 	var out []grepMatch
+	var lsc scanner
 	for n := 1; sc.Scan() && len(out) < s.limit; n++ {
 		line := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
+		if s.lits != nil && s.lits.scanner(line, &lsc).find(0) < 0 {
+			continue
+		}
 		if s.re.Match(line) {
 			out = append(out, grepMatch{Line: n, Text: shortLine(line)})
 		}

@@ -7,11 +7,23 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
-// vcsDirs are never searched: version-control metadata, not workspace files.
-var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, ".jj": true}
+// vcsDir reports the directories never searched: version-control
+// metadata, not workspace files.
+func vcsDir(name string) bool {
+	switch name {
+	case ".git", ".hg", ".svn", ".jj":
+		return true
+	}
+	return false
+}
 
 // ignoreRule is one line of a .gitignore, relative to the directory holding it.
 type ignoreRule struct {
@@ -68,21 +80,51 @@ func parseIgnoreLine(dir, line string) (ignoreRule, bool) {
 	return r, true
 }
 
-// match reports whether the rule matches abs (a directory when isDir).
-func (r ignoreRule) match(abs string, isDir bool) bool {
+// match reports whether the rule matches abs, named name (a directory when
+// isDir). A rule is only asked about paths below its directory, as a walk
+// adds a directory's rules for what is under it.
+func (r ignoreRule) match(abs, name string, isDir bool) bool {
 	if r.dirOnly && !isDir {
 		return false
 	}
-	rel, err := filepath.Rel(r.dir, abs)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return false
-	}
-	rel = filepath.ToSlash(rel)
 	if !r.anchored {
-		ok, _ := path.Match(r.segs[0], path.Base(rel))
-		return ok
+		return matchName(r.segs[0], name)
 	}
-	return matchSegs(r.segs, strings.Split(rel, "/"))
+	rel, ok := below(r.dir, abs)
+	return ok && matchSegs(r.segs, strings.Split(rel, "/"))
+}
+
+// below returns abs relative to dir, with "/" separators, when abs is
+// strictly below dir (both clean and absolute, as a walk makes them).
+func below(dir, abs string) (string, bool) {
+	rel, ok := strings.CutPrefix(abs, dir)
+	switch {
+	case !ok:
+		return "", false
+	case strings.HasSuffix(dir, string(filepath.Separator)): // the file system root
+	case rel == "" || rel[0] != filepath.Separator:
+		return "", false
+	default:
+		rel = rel[1:]
+	}
+	if rel == "" {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// matchName is path.Match for one path segment, with the shapes most
+// patterns have ("name", "*.go") matched without the general matcher.
+// Malformed patterns match nothing, as with path.Match.
+func matchName(pat, name string) bool {
+	switch i := strings.IndexAny(pat, `*?[\`); {
+	case i < 0:
+		return pat == name
+	case i == 0 && pat[0] == '*' && !strings.ContainsAny(pat[1:], `*?[\`):
+		return strings.HasSuffix(name, pat[1:])
+	}
+	ok, _ := path.Match(pat, name)
+	return ok
 }
 
 // matchSegs matches a path against pattern segments, "**" standing for any
@@ -106,7 +148,7 @@ func matchSegs(pat, segs []string) bool {
 		if len(segs) == 0 {
 			return false
 		}
-		if ok, _ := path.Match(pat[0], segs[0]); !ok {
+		if !matchName(pat[0], segs[0]) {
 			return false
 		}
 		pat, segs = pat[1:], segs[1:]
@@ -117,10 +159,10 @@ func matchSegs(pat, segs []string) bool {
 // ignorer holds the rules in force for a directory: its ancestors' and its own.
 type ignorer struct{ rules []ignoreRule }
 
-func (ig *ignorer) ignored(abs string, isDir bool) bool {
+func (ig *ignorer) ignored(abs, name string, isDir bool) bool {
 	ignored := false
 	for _, r := range ig.rules {
-		if r.match(abs, isDir) {
+		if r.match(abs, name, isDir) {
 			ignored = !r.negate
 		}
 	}
@@ -162,33 +204,188 @@ func rootIgnorer(root string) *ignorer {
 // walkFiles calls fn for every file under root in lexical order, skipping
 // what .gitignore ignores and VCS metadata. Symlinked directories are not
 // followed; symlinks are passed to fn as they are (d.Type() tells).
-func walkFiles(ctx context.Context, root string, fn func(abs string, d iofs.DirEntry) error) error {
-	return walkDir(ctx, root, rootIgnorer(root).with(root), fn)
+//
+// Directories are read ahead by a bounded pool of goroutines, which also
+// run opt.keep and take modification times, while fn runs on the caller's
+// goroutine, one file after another in walk order.
+func walkFiles(ctx context.Context, root string, opt walkOptions, fn func(*walkEntry) error) error {
+	w := newWalker(ctx, root, opt)
+	defer w.close()
+	top := &dirNode{abs: root, ig: rootIgnorer(root), done: make(chan struct{})}
+	return w.visit(top, fn)
 }
 
-func walkDir(ctx context.Context, dir string, ig *ignorer, fn func(string, iofs.DirEntry) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// walkOptions say what the pool does for each file it lists.
+type walkOptions struct {
+	// keep, when set, is asked about each file by its path relative to
+	// the root; fn sees only the files it keeps.
+	keep func(rel string) bool
+	// modTime asks for each kept file's modification time, taken with
+	// fstatat on the open directory (no lookup of the whole path).
+	modTime bool
+}
+
+// dirNode is one directory of a walk, read by whichever goroutine claims
+// it first: a worker reading ahead, or the walk itself when it gets there.
+type dirNode struct {
+	abs     string
+	ig      *ignorer // the rules of its parent; its own .gitignore is added when read
+	claimed atomic.Bool
+	done    chan struct{} // closed once entries are set
+	entries []walkEntry
+}
+
+// walkEntry is a file, or a subdirectory (dir set) to descend into.
+type walkEntry struct {
+	abs string
+	d   iofs.DirEntry
+	mod time.Time // with walkOptions.modTime; zero when it could not be taken
+	dir *dirNode
+}
+
+// walkAhead bounds the entries read ahead and not yet visited, so a
+// monorepo's walk holds a window of it, not all of it.
+const walkAhead = 1 << 10
+
+type walker struct {
+	ctx     context.Context
+	root    string
+	opt     walkOptions
+	mu      sync.Mutex
+	cond    *sync.Cond
+	stack   []*dirNode // unread directories, the next one to visit on top
+	ahead   int        // entries read and not yet visited
+	closed  bool
+	workers sync.WaitGroup
+}
+
+func newWalker(ctx context.Context, root string, opt walkOptions) *walker {
+	w := &walker{ctx: ctx, root: root, opt: opt}
+	w.cond = sync.NewCond(&w.mu)
+	for range runtime.GOMAXPROCS(0) {
+		w.workers.Add(1)
+		go w.work()
 	}
-	entries, err := os.ReadDir(dir)
+	return w
+}
+
+func (w *walker) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.cond.Broadcast()
+	w.mu.Unlock()
+	w.workers.Wait()
+}
+
+// work reads directories ahead of the walk.
+func (w *walker) work() {
+	defer w.workers.Done()
+	for {
+		w.mu.Lock()
+		for !w.closed && (len(w.stack) == 0 || w.ahead > walkAhead) {
+			w.cond.Wait()
+		}
+		if w.closed {
+			w.mu.Unlock()
+			return
+		}
+		n := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		w.mu.Unlock()
+		if n.claimed.CompareAndSwap(false, true) {
+			w.read(n)
+		}
+	}
+}
+
+// read lists n, keeping what is neither ignored nor VCS metadata, and
+// offers its subdirectories to the workers, first one on top.
+func (w *walker) read(n *dirNode) {
+	defer close(n.done)
+	if w.ctx.Err() != nil {
+		return
+	}
+	f, err := os.Open(n.abs)
 	if err != nil {
-		return nil // unreadable directories are skipped, as a search tool does
+		return // unreadable directories are skipped, as a search tool does
 	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil && len(entries) == 0 {
+		return
+	}
+	slices.SortFunc(entries, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	ig := n.ig
 	for _, e := range entries {
-		abs := filepath.Join(dir, e.Name())
+		if e.Name() == ".gitignore" {
+			ig = ig.with(n.abs)
+			break
+		}
+	}
+	sep := string(filepath.Separator)
+	if strings.HasSuffix(n.abs, sep) {
+		sep = ""
+	}
+	var subs []*dirNode
+	out := make([]walkEntry, 0, len(entries))
+	for _, e := range entries {
+		name := e.Name()
+		abs := n.abs + sep + name
 		if e.IsDir() {
-			if vcsDirs[e.Name()] || ig.ignored(abs, true) {
+			if vcsDir(name) || ig.ignored(abs, name, true) {
 				continue
 			}
-			if err := walkDir(ctx, abs, ig.with(abs), fn); err != nil {
+			sub := &dirNode{abs: abs, ig: ig, done: make(chan struct{})}
+			subs = append(subs, sub)
+			out = append(out, walkEntry{abs: abs, dir: sub})
+			continue
+		}
+		if ig.ignored(abs, name, false) || w.opt.keep != nil && !w.opt.keep(relTo(w.root, abs)) {
+			continue
+		}
+		we := walkEntry{abs: abs, d: e}
+		if w.opt.modTime {
+			we.mod, _ = modTimeAt(f, name)
+		}
+		out = append(out, we)
+	}
+	n.entries = out
+	w.mu.Lock()
+	w.ahead += len(out)
+	for i := len(subs) - 1; i >= 0; i-- {
+		w.stack = append(w.stack, subs[i])
+	}
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+// visit calls fn for the files of n and its subdirectories, in order.
+func (w *walker) visit(n *dirNode, fn func(*walkEntry) error) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	if n.claimed.CompareAndSwap(false, true) {
+		w.read(n)
+	} else {
+		<-n.done
+	}
+	entries := n.entries
+	n.entries = nil
+	defer func() {
+		w.mu.Lock()
+		w.ahead -= len(entries)
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	}()
+	for i := range entries {
+		e := &entries[i]
+		if e.dir != nil {
+			if err := w.visit(e.dir, fn); err != nil {
 				return err
 			}
 			continue
 		}
-		if ig.ignored(abs, false) {
-			continue
-		}
-		if err := fn(abs, e); err != nil {
+		if err := fn(e); err != nil {
 			return err
 		}
 	}
@@ -236,8 +433,19 @@ func newGlobMatcher(pattern string) (*globMatcher, error) {
 }
 
 func (m *globMatcher) match(rel string) bool {
-	segs := strings.Split(filepath.ToSlash(rel), "/")
+	rel = filepath.ToSlash(rel)
+	var segs []string // split only for a pattern that needs it
 	for _, p := range m.pats {
+		if len(p) == 2 && p[0] == "**" && p[1] != "**" {
+			// "**/x" is x against the name alone: no split.
+			if matchName(p[1], path.Base(rel)) {
+				return true
+			}
+			continue
+		}
+		if segs == nil {
+			segs = strings.Split(rel, "/")
+		}
 		if matchSegs(p, segs) {
 			return true
 		}

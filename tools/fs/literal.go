@@ -1,0 +1,277 @@
+package fs
+
+import (
+	"bytes"
+	"regexp/syntax"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A literal prefilter, the way ripgrep skips lines: from the parsed pattern
+// take a set of literals at least one of which is in every match, find
+// them with bytes.Index (or a scan for their rarest bytes), and run the
+// regexp only on the lines that hold one. Go's regexp is fast only when the
+// pattern starts with a literal; this makes "\w+Handler\(" or "(?i)todo"
+// as fast as "Handler\(".
+
+// lit is one literal of a prefilter.
+type lit struct {
+	s    []byte
+	fold bool // matches ASCII-case-insensitively (only ASCII bytes can anchor it)
+	off  int  // offset in s of the byte the scan looks for
+}
+
+// litSet is a prefilter: every matching line contains one of lits.
+type litSet struct {
+	lits    []lit
+	anchors []byte // the distinct bytes the scan looks for (both cases of a folded letter)
+}
+
+// minLiteral is the shortest literal worth a prefilter: single bytes occur
+// on most lines, where running the regexp on every line is cheaper.
+const minLiteral = 2
+
+// maxAnchors bounds the bytes scanned for at once: past that an
+// alternation is better left to the regexp.
+const maxAnchors = 8
+
+// literals returns the prefilter for pattern, or nil when it has none
+// worth using (the regexp then runs on whole files first, see prefilter).
+func literals(pattern string) *litSet {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	set := required(re.Simplify())
+	if len(set) == 0 {
+		return nil
+	}
+	ls := &litSet{}
+	for _, l := range set {
+		if len(l.s) < minLiteral {
+			return nil
+		}
+		l.off = rarest(l)
+		if l.off < 0 {
+			return nil
+		}
+		ls.lits = append(ls.lits, l)
+		b := l.s[l.off]
+		for _, c := range []byte{b, caseFlip(b, l.fold)} {
+			if bytes.IndexByte(ls.anchors, c) < 0 {
+				ls.anchors = append(ls.anchors, c)
+			}
+		}
+	}
+	if len(ls.anchors) > maxAnchors {
+		return nil
+	}
+	return ls
+}
+
+// required returns literals one of which every match of re contains, or
+// nil when it cannot tell.
+func required(re *syntax.Regexp) []lit {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return literalPieces(re)
+	case syntax.OpCapture, syntax.OpPlus:
+		return required(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return required(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var best []lit
+		for _, sub := range re.Sub {
+			if s := required(sub); better(s, best) {
+				best = s
+			}
+		}
+		return best
+	case syntax.OpAlternate:
+		var all []lit
+		for _, sub := range re.Sub {
+			s := required(sub)
+			if len(s) == 0 {
+				return nil // this branch can match without any literal
+			}
+			all = append(all, s...)
+		}
+		return all
+	}
+	return nil
+}
+
+// literalPieces gives a literal node as a one-literal set. A case-folded
+// literal keeps only its longest run of runes whose case variants all have
+// its byte length ("k" also matches the Kelvin sign, 3 bytes): a window of
+// the literal's length then holds any variant.
+func literalPieces(re *syntax.Regexp) []lit {
+	fold := re.Flags&syntax.FoldCase != 0
+	var best, cur []byte
+	for _, r := range re.Rune {
+		if fold && !sameWidthFold(r) {
+			if len(cur) > len(best) {
+				best = cur
+			}
+			cur = nil
+			continue
+		}
+		cur = utf8.AppendRune(cur, r)
+	}
+	if len(cur) > len(best) {
+		best = cur
+	}
+	if len(best) == 0 || bytes.IndexByte(best, '\n') >= 0 {
+		return nil // a line never holds "\n": leave such patterns to the regexp
+	}
+	return []lit{{s: best, fold: fold}}
+}
+
+func sameWidthFold(r rune) bool {
+	n := utf8.RuneLen(r)
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if utf8.RuneLen(f) != n {
+			return false
+		}
+	}
+	return true
+}
+
+// better prefers the set whose shortest literal is longer, then the smaller set.
+func better(a, b []lit) bool {
+	if len(a) == 0 {
+		return false
+	}
+	if len(b) == 0 {
+		return true
+	}
+	if ma, mb := shortest(a), shortest(b); ma != mb {
+		return ma > mb
+	}
+	return len(a) < len(b)
+}
+
+func shortest(set []lit) int {
+	n := -1
+	for _, l := range set {
+		if n < 0 || len(l.s) < n {
+			n = len(l.s)
+		}
+	}
+	return n
+}
+
+// rarest is the offset of the byte of l least common in source text, or -1
+// when none can anchor it (a folded literal is anchored on ASCII only,
+// whose case variants are one byte).
+func rarest(l lit) int {
+	best, rank := -1, 1<<30
+	for i, b := range l.s {
+		if l.fold && b >= utf8.RuneSelf {
+			continue
+		}
+		r := byteRank(b)
+		if l.fold && caseFlip(b, true) != b {
+			r += byteRank(caseFlip(b, true))
+		}
+		if r < rank {
+			best, rank = i, r
+		}
+	}
+	return best
+}
+
+// commonBytes lists the bytes of source code from the most common down:
+// counted over the Go and other source files (under 100 KB, outside
+// testdata and vendor) of Go's own tree and a module cache. Bytes not
+// listed count as rare.
+const commonBytes = " etr\tni\nasolc,dufp.0()/mg\"=hSxTE_by{}:1IAROvCP2kDNw4LFM63B-[]8*GVH5U97Y!;X&W\\+z%'jqK<`|>$QJ#Z?^@~"
+
+func byteRank(b byte) int {
+	if i := bytes.IndexByte([]byte(commonBytes), b); i >= 0 {
+		return 1000 - i
+	}
+	return 0
+}
+
+// caseFlip returns the other case of an ASCII letter when fold is set, else b.
+func caseFlip(b byte, fold bool) byte {
+	switch {
+	case !fold:
+		return b
+	case 'a' <= b && b <= 'z':
+		return b - 'a' + 'A'
+	case 'A' <= b && b <= 'Z':
+		return b - 'A' + 'a'
+	}
+	return b
+}
+
+// scanner finds a prefilter's literals in one buffer, front to back. It
+// remembers where each anchor byte occurs next, so a rare byte is looked
+// for once per buffer, not once per candidate.
+type scanner struct {
+	ls   *litSet
+	data []byte
+	next []int // per anchor: its next offset (len(data) when none); -1 to look again
+}
+
+func (ls *litSet) scanner(data []byte, sc *scanner) *scanner {
+	sc.ls, sc.data = ls, data
+	sc.next = sc.next[:0]
+	for range ls.anchors {
+		sc.next = append(sc.next, -1)
+	}
+	return sc
+}
+
+// find returns the offset of a literal starting at or after pos, or -1. No
+// literal starts on an earlier line than the one returned: each anchor byte
+// is on its literal's line (literals hold no "\n"), and the anchors are
+// taken in order.
+func (sc *scanner) find(pos int) int {
+	data := sc.data
+	for cur := pos; ; {
+		// The nearest anchor at or after cur; each is looked for again
+		// only once the last one found is behind cur.
+		at, which := len(data), -1
+		for k, b := range sc.ls.anchors {
+			if sc.next[k] < cur {
+				if i := bytes.IndexByte(data[cur:], b); i < 0 {
+					sc.next[k] = len(data)
+				} else {
+					sc.next[k] = cur + i
+				}
+			}
+			if sc.next[k] < at {
+				at, which = sc.next[k], k
+			}
+		}
+		if which < 0 {
+			return -1
+		}
+		b := data[at]
+		first := -1
+		for _, l := range sc.ls.lits {
+			if c := l.s[l.off]; c != b && caseFlip(c, l.fold) != b {
+				continue
+			}
+			st := at - l.off
+			if st < pos || st+len(l.s) > len(data) {
+				continue
+			}
+			w := data[st : st+len(l.s)]
+			if l.fold && bytes.EqualFold(w, l.s) || !l.fold && bytes.Equal(w, l.s) {
+				if first < 0 || st < first {
+					first = st
+				}
+			}
+		}
+		if first >= 0 {
+			return first
+		}
+		cur = at + 1 // no literal around this anchor: look past it
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// JSON-RPC and ACP error codes (PROTOCOL.md §16).
+// JSON-RPC and ACP error codes (JSON-RPC 2.0 reserved codes, and the ACP schema's own).
 const (
 	CodeParseError       = -32700
 	CodeInvalidRequest   = -32600

@@ -237,7 +237,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	// The controls are the log's first event, so a session that is never
 	// prompted still lists, loads and resumes with the mode and model it
 	// was given. The editor has them from the response.
-	ctl := s.controlsState()
+	ctl := s.ctl.state()
 	ctl.Initial = true
 	s.emit(ctx, session.New(ctl))
 	s.setClientPrompt(sp)
@@ -252,7 +252,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	s.mcp.start(ctx, req.McpServers) // bounded; see MCPStartTimeout
 	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
 	s.announceAfterReply(ctx)
-	modes, opts := s.Controls()
+	modes, opts := s.ctl.Controls()
 	return &acp.NewSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
 }
 

@@ -239,7 +239,7 @@ func TestToolsModeOption(t *testing.T) {
 	a, _, sid := newTestSession(t, Options{})
 	s := a.sessions[sid]
 	current := func() string {
-		for _, o := range mapping.ConfigOptions(s.controlsState()) {
+		for _, o := range mapping.ConfigOptions(s.ctl.state()) {
 			if o.ID == mapping.ConfigTools {
 				b, _ := json.Marshal(o)
 				if err := schema.Validate("SessionConfigOption", b); err != nil {
@@ -267,7 +267,7 @@ func TestToolsModeOption(t *testing.T) {
 		{"", codemode.ModeNative, true},
 	}
 	for _, c := range cases {
-		err := s.setControl(t.Context(), mapping.ConfigTools, c.value)
+		err := s.ctl.set(t.Context(), mapping.ConfigTools, c.value)
 		if (err != nil) != c.wantErr {
 			t.Errorf("setControl(%q) err = %v", c.value, err)
 		}

@@ -105,7 +105,7 @@ func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *
 		return acp.StopEndTurn, nil
 	}
 	reason, failure := s.run(ctx, text)
-	if failure == nil && s.provider() != nil && ctx.Err() == nil {
+	if failure == nil && s.ctl.provider() != nil && ctx.Err() == nil {
 		s.maybeTitle(ctx, text)
 	}
 	return reason, failure
@@ -141,7 +141,7 @@ func (s *conversation) cmdClear(ctx context.Context, _ string) acp.StopReason {
 // cmdCompact replaces the whole context with a summary the model writes,
 // reported like an automatic compaction (compaction.go).
 func (s *conversation) cmdCompact(ctx context.Context, arg string) acp.StopReason {
-	if s.provider() == nil {
+	if s.ctl.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn
 	}
@@ -158,7 +158,7 @@ func (s *conversation) cmdCompact(ctx context.Context, arg string) acp.StopReaso
 
 func (s *conversation) cmdMode(ctx context.Context, arg string) acp.StopReason {
 	if arg == "" {
-		cur := s.mode()
+		cur := s.ctl.mode()
 		var b strings.Builder
 		fmt.Fprintf(&b, "Permission mode: **%s**\n", cur)
 		for _, m := range PermissionModes {
@@ -172,7 +172,7 @@ func (s *conversation) cmdMode(ctx context.Context, arg string) acp.StopReason {
 		s.notice(ctx, b.String())
 		return acp.StopEndTurn
 	}
-	if err := s.setControl(ctx, mapping.ConfigMode, arg); err != nil {
+	if err := s.ctl.set(ctx, mapping.ConfigMode, arg); err != nil {
 		s.notice(ctx, fmt.Sprintf("Unknown mode `%s`; the modes are %s.", arg, modeIDs()))
 		return acp.StopEndTurn
 	}
@@ -187,7 +187,7 @@ func (s *conversation) cmdModel(ctx context.Context, arg string) acp.StopReason 
 		return acp.StopEndTurn
 	}
 	if arg == "" {
-		cur := s.currentModel()
+		cur := s.ctl.model()
 		var b strings.Builder
 		fmt.Fprintf(&b, "Model: **%s**\n", cur.ID)
 		for _, m := range ms {
@@ -204,7 +204,7 @@ func (s *conversation) cmdModel(ctx context.Context, arg string) acp.StopReason 
 		s.notice(ctx, b.String())
 		return acp.StopEndTurn
 	}
-	if err := s.setControl(ctx, mapping.ConfigModel, arg); err != nil {
+	if err := s.ctl.set(ctx, mapping.ConfigModel, arg); err != nil {
 		s.notice(ctx, fmt.Sprintf("Unknown model `%s`; the models are %s.", arg, s.a.modelIDs()))
 		return acp.StopEndTurn
 	}
@@ -217,7 +217,7 @@ func (s *conversation) cmdTools(ctx context.Context, _ string) acp.StopReason {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools visible to the model", len(defs))
 	fmt.Fprintf(&b, " (tools mode %s)", s.code.get())
-	fmt.Fprintf(&b, "; permission mode **%s**:\n", s.mode())
+	fmt.Fprintf(&b, "; permission mode **%s**:\n", s.ctl.mode())
 	for _, d := range defs {
 		desc, _, _ := strings.Cut(d.Description, ". ")
 		desc = strings.TrimSuffix(desc, ".")

@@ -69,7 +69,7 @@ func (s *conversation) policy() compact.Policy {
 	s.mu.Lock()
 	size := s.st.ctx.size
 	s.mu.Unlock()
-	if m := s.currentModel(); m != nil && m.ContextWindow > 0 {
+	if m := s.ctl.model(); m != nil && m.ContextWindow > 0 {
 		size = m.ContextWindow
 	}
 	if size <= 0 {
@@ -204,7 +204,7 @@ var errNothingToCompact = errors.New("nothing to compact: the context is empty")
 // Its progress is logged (and shown) as one compaction; on failure or
 // cancellation the context is unchanged.
 func (s *conversation) compactContext(ctx context.Context, reason, focus string, split int) error {
-	p := s.provider()
+	p := s.ctl.provider()
 	if p == nil {
 		return errors.New("no model is configured")
 	}

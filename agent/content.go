@@ -33,7 +33,7 @@ func (s *conversation) promptContent(blocks []acp.ContentBlock) (text string, im
 	var b strings.Builder
 	// images: indexes of the blocks whose image goes with the text
 	acceptsImages := false
-	if m := s.currentModel(); m != nil {
+	if m := s.ctl.model(); m != nil {
 		acceptsImages = m.Images
 	}
 	for i, blk := range blocks {
@@ -80,7 +80,7 @@ func (s *conversation) droppedImagesNotice(n int) string {
 }
 
 func (s *conversation) modelName() string {
-	if m := s.currentModel(); m != nil {
+	if m := s.ctl.model(); m != nil {
 		return m.ID
 	}
 	return "(none)"

@@ -619,8 +619,8 @@ func TestControlsFoldFromTheLog(t *testing.T) {
 	a.mu.Lock()
 	s := a.sessions[sid]
 	a.mu.Unlock()
-	s.setControl(t.Context(), "mode", ModeBypass)
-	s.setControl(t.Context(), "model", "m/b")
+	s.ctl.set(t.Context(), "mode", ModeBypass)
+	s.ctl.set(t.Context(), "model", "m/b")
 	s.maybeTitle(t.Context(), "Refactor the parser")
 
 	fresh := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
@@ -630,7 +630,7 @@ func TestControlsFoldFromTheLog(t *testing.T) {
 	for _, ev := range s.log.Events() {
 		fresh.apply(ev)
 	}
-	if want := s.controls(); fresh.ctl != want {
+	if want := s.ctl.read(); fresh.ctl != want {
 		t.Errorf("folded controls %+v, live %+v", fresh.ctl, want)
 	}
 	if fresh.ctl.mode != ModeBypass || fresh.ctl.model != "m/b" || fresh.ctl.title != "Refactor the parser" {

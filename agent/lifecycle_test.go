@@ -61,10 +61,10 @@ func TestUnpromptedSessionIsSaved(t *testing.T) {
 			a1, _ := e.agentWith(models(), acp.ClientCapabilities{})
 			id := e.newSession(a1)
 			s := a1.liveSession(t, id)
-			if err := s.setControl(t.Context(), "mode", ModeBypass); err != nil { // as /mode bypass does
+			if err := s.ctl.set(t.Context(), "mode", ModeBypass); err != nil { // as /mode bypass does
 				t.Fatal(err)
 			}
-			if err := s.setControl(t.Context(), "model", "m/b"); err != nil {
+			if err := s.ctl.set(t.Context(), "model", "m/b"); err != nil {
 				t.Fatal(err)
 			}
 			a1.Shutdown()

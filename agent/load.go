@@ -71,7 +71,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 		}
 		live.mcp.start(ctx, req.McpServers)
 		a.log.Info("live session loaded again", "session", live.id, "events", live.log.Len())
-		modes, opts := live.Controls()
+		modes, opts := live.ctl.Controls()
 		return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
 	s, err := a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
@@ -80,7 +80,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 	}
 	s.setClientPrompt(sp)
 	a.log.Info("session loaded", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
-	modes, opts := s.Controls()
+	modes, opts := s.ctl.Controls()
 	return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 }
 
@@ -100,7 +100,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 			return nil, cwdMismatch(req.SessionID, req.Cwd, live.cwd)
 		}
 		live.setClientPrompt(sp)
-		modes, opts := live.Controls()
+		modes, opts := live.ctl.Controls()
 		return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
 	s, err := a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, false)
@@ -109,7 +109,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 	}
 	s.setClientPrompt(sp)
 	a.log.Info("session resumed", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
-	modes, opts := s.Controls()
+	modes, opts := s.ctl.Controls()
 	return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 }
 

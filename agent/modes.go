@@ -120,20 +120,29 @@ func (a *Agent) defaultControls() ctlState {
 	return c
 }
 
+// controls are one session's selectable settings: the permission mode, the
+// model, the tools mode and the reasoning effort, what the pickers offer,
+// and the changes from session/set_config_option, session/set_mode and the
+// slash commands. It owns no state: it reads the folded state and changes
+// it only by logging a Controls event, which apply folds (state.go), so a
+// loaded or resumed session has the controls it had.
+type controls struct {
+	a *Agent
+	// read is the folded state's controls.
+	read func() ctlState
+	// emit logs one event of the session.
+	emit func(ctx context.Context, ev session.Event)
+}
+
 // Controls returns what session/new, load and resume answer with: the
 // legacy modes and the complete config option list.
-func (s *conversation) Controls() (*acp.SessionModeState, []acp.ConfigOption) {
-	st := s.controlsState()
+func (c *controls) Controls() (*acp.SessionModeState, []acp.ConfigOption) {
+	st := c.state()
 	return mapping.ModeState(st), mapping.ConfigOptions(st)
 }
 
-// controlsState is the complete state the mapping renders.
-func (s *conversation) controlsState() session.Controls {
-	s.mu.Lock()
-	ctl := s.st.ctl
-	s.mu.Unlock()
-	return s.a.controlsOf(ctl)
-}
+// state is the complete state the mapping renders.
+func (c *controls) state() session.Controls { return c.a.controlsOf(c.read()) }
 
 // controlsOf is the event that records ctl, with the choices offered.
 func (a *Agent) controlsOf(ctl ctlState) session.Controls {
@@ -155,20 +164,14 @@ func (a *Agent) controlsOf(ctl ctlState) session.Controls {
 	return c
 }
 
-func (s *conversation) controls() ctlState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.ctl
-}
+func (c *controls) mode() string { return c.read().mode }
 
-func (s *conversation) mode() string { return s.controls().mode }
-
-// currentModel is the session's model, or nil when none is configured.
-func (s *conversation) currentModel() *ModelChoice { return s.a.modelChoice(s.controls().model) }
+// model is the session's model, or nil when none is configured.
+func (c *controls) model() *ModelChoice { return c.a.modelChoice(c.read().model) }
 
 // provider is the provider the next model request goes to.
-func (s *conversation) provider() model.Provider {
-	if m := s.currentModel(); m != nil {
+func (c *controls) provider() model.Provider {
+	if m := c.model(); m != nil {
 		return m.Provider
 	}
 	return nil
@@ -178,8 +181,8 @@ func (s *conversation) provider() model.Provider {
 // new state, which the mapping sends as current_mode_update and
 // config_option_update. A change lands between two tool calls of a turn at
 // the earliest: the gate reads the mode at each call.
-func (s *conversation) setControl(ctx context.Context, id, value string) error {
-	ctl := s.controls()
+func (c *controls) set(ctx context.Context, id, value string) error {
+	ctl := c.read()
 	switch id {
 	case mapping.ConfigMode:
 		if !ValidMode(value) {
@@ -187,12 +190,12 @@ func (s *conversation) setControl(ctx context.Context, id, value string) error {
 		}
 		ctl.mode = value
 	case mapping.ConfigModel:
-		if s.a.modelChoice(value) == nil {
-			return acp.InvalidParams("invalid params: unknown model %q (use %s)", value, s.a.modelIDs())
+		if c.a.modelChoice(value) == nil {
+			return acp.InvalidParams("invalid params: unknown model %q (use %s)", value, c.a.modelIDs())
 		}
 		ctl.model = value
 	case mapping.ConfigEffort:
-		m := s.currentModel()
+		m := c.model()
 		if m == nil || !slices.Contains(m.ReasoningEfforts, value) {
 			return acp.InvalidParams("invalid params: %s: the model takes no reasoning effort %q", mapping.ConfigEffort, value)
 		}
@@ -207,7 +210,7 @@ func (s *conversation) setControl(ctx context.Context, id, value string) error {
 		return acp.InvalidParams("invalid params: unknown config option %q (this agent has %q, %q, %q and, for models that take one, %q)",
 			id, mapping.ConfigMode, mapping.ConfigModel, mapping.ConfigTools, mapping.ConfigEffort)
 	}
-	s.emit(ctx, session.New(s.a.controlsOf(ctl)))
+	c.emit(ctx, session.New(c.a.controlsOf(ctl)))
 	return nil
 }
 
@@ -246,10 +249,10 @@ func (a *Agent) SetSessionMode(ctx context.Context, req *acp.SetModeRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	if err := s.fromPicker(mapping.ConfigMode, req.ModeID); err != nil {
+	if err := s.ctl.fromPicker(mapping.ConfigMode, req.ModeID); err != nil {
 		return nil, err
 	}
-	if err := s.setControl(ctx, mapping.ConfigMode, req.ModeID); err != nil {
+	if err := s.ctl.set(ctx, mapping.ConfigMode, req.ModeID); err != nil {
 		return nil, err
 	}
 	return &acp.EmptyResponse{}, nil
@@ -266,23 +269,23 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req *acp.SetConfigOp
 	if err := json.Unmarshal(req.Value, &value); err != nil {
 		return nil, acp.InvalidParams("invalid params: %q takes a string value", req.ConfigID)
 	}
-	if err := s.fromPicker(req.ConfigID, value); err != nil {
+	if err := s.ctl.fromPicker(req.ConfigID, value); err != nil {
 		return nil, err
 	}
-	if err := s.setControl(ctx, req.ConfigID, value); err != nil {
+	if err := s.ctl.set(ctx, req.ConfigID, value); err != nil {
 		return nil, err
 	}
-	return &acp.SetConfigOptionResponse{ConfigOptions: mapping.ConfigOptions(s.controlsState())}, nil
+	return &acp.SetConfigOptionResponse{ConfigOptions: mapping.ConfigOptions(s.ctl.state())}, nil
 }
 
 // fromPicker refuses a mode the picker does not offer. Zed re-applies the
 // value last picked to every new session, so a bypass picked while it was
 // the current mode would otherwise come back unasked.
-func (s *conversation) fromPicker(id, value string) error {
+func (c *controls) fromPicker(id, value string) error {
 	if id != mapping.ConfigMode || value != ModeBypass {
 		return nil
 	}
-	if !slices.ContainsFunc(s.a.offeredModes(s.mode()), func(c session.Choice) bool { return c.ID == value }) {
+	if !slices.ContainsFunc(c.a.offeredModes(c.mode()), func(m session.Choice) bool { return m.ID == value }) {
 		return acp.InvalidParams("invalid params: mode %q is not offered in the picker; use /mode bypass, or start acp-bridge with --offer-bypass", value)
 	}
 	return nil
@@ -297,8 +300,14 @@ var (
 // what the tool declares it is (registry.Facts). In plan mode it denies
 // whatever is not read-only; otherwise it decides whether the tool's own
 // approval request (permissions.gate) is put to the user.
-func (s *conversation) modeGate(ctx context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
-	switch s.mode() {
+func modeGate(ctl *controls, perm *permissions) pipeline.Gate {
+	return func(ctx context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
+		return gateByMode(ctx, ctl.mode(), perm, d, c)
+	}
+}
+
+func gateByMode(ctx context.Context, mode string, perm *permissions, d *registry.Def, c *registry.Call) pipeline.Decision {
+	switch mode {
 	case ModePlan:
 		if !d.Facts.ReadOnly {
 			return pipeline.Decision{Kind: pipeline.Deny, Reason: fmt.Sprintf(
@@ -312,17 +321,17 @@ func (s *conversation) modeGate(ctx context.Context, d *registry.Def, c *registr
 			return pipeline.Decision{Kind: pipeline.Allow}
 		}
 	}
-	return s.perm.gate(ctx, d, c)
+	return perm.gate(ctx, d, c)
 }
 
 // reasoningEffort is what the next request asks of a model that takes a
 // reasoning effort ("" for one that takes none).
-func (s *conversation) reasoningEffort() string {
-	m := s.currentModel()
+func (c *controls) reasoningEffort() string {
+	m := c.model()
 	if m == nil || len(m.ReasoningEfforts) == 0 {
 		return ""
 	}
-	if e := s.controls().effort; slices.Contains(m.ReasoningEfforts, e) {
+	if e := c.read().effort; slices.Contains(m.ReasoningEfforts, e) {
 		return e
 	}
 	return defaultEffort(m.ReasoningEfforts)
@@ -340,8 +349,8 @@ func effortName(e string) string {
 }
 
 // modePrompt tells the model about a mode that changes what it may do.
-func (s *conversation) modePrompt() string {
-	if s.mode() == ModePlan {
+func (c *controls) modePrompt() string {
+	if c.mode() == ModePlan {
 		return sysprompt.PlanMode
 	}
 	return ""

@@ -35,6 +35,7 @@ type conversation struct {
 	files     *Files       // tools' file access and read-tracking (files.go)
 	perm      *permissions // approval requests and "always" answers (permission.go)
 	code      *codeMode    // tools mode and run_code (codemode.go)
+	ctl       *controls    // mode, model, tools mode, effort (modes.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -76,6 +77,11 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 			return s.tr.PermissionToolCall(callID)
 		}}
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	s.ctl = &controls{a: a, emit: s.emit, read: func() ctlState {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.st.ctl
+	}}
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
 		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
@@ -85,7 +91,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	a.mu.Unlock()
 	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	s.pipe = pipeline.New(&pipeline.Options{
-		Gates:     []pipeline.Gate{s.modeGate}, // modeGate consults the permissions' gate
+		Gates:     []pipeline.Gate{modeGate(s.ctl, s.perm)}, // it consults the permissions' gate
 		Observers: []pipeline.Observer{s.observePlan},
 		Approver:  s.perm,
 		// markRunning is outermost: the card turns in_progress once, even
@@ -260,7 +266,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 // model answers without calling a tool. A failed model request fails the
 // turn (failure.go).
 func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *acp.Error) {
-	if s.provider() == nil {
+	if s.ctl.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn, nil
 	}
@@ -340,7 +346,7 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 	msg := model.Message{Role: model.RoleAssistant}
 	var text, thought strings.Builder
 	finish := model.FinishStop
-	for ev, err := range s.provider().Stream(ctx, req) {
+	for ev, err := range s.ctl.provider().Stream(ctx, req) {
 		if err != nil {
 			msg.Content, msg.Reasoning = text.String(), thought.String()
 			return msg, "", err
@@ -414,7 +420,7 @@ func (s *conversation) markRunning(_ *registry.Def, next pipeline.Next) pipeline
 // request is the next model request's messages, tools aside.
 func (s *conversation) request(ctx context.Context) *model.Request {
 	sys := s.systemPrompt(ctx) // takes s.mu itself
-	effort := s.reasoningEffort()
+	effort := s.ctl.reasoningEffort()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &model.Request{Messages: s.req.messages(sys, s.st.history, s.st.histGen), ReasoningEffort: effort}

@@ -32,7 +32,7 @@ func (s *conversation) usageEvent(u *model.Usage) session.Usage {
 		u = &model.Usage{ContextWindow: s.st.ctx.size} // the window the last call reported
 		s.mu.Unlock()
 	}
-	m := s.currentModel()
+	m := s.ctl.model()
 	size := u.ContextWindow
 	if m != nil && m.ContextWindow > 0 {
 		size = m.ContextWindow
@@ -47,7 +47,7 @@ func (s *conversation) usageEvent(u *model.Usage) session.Usage {
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Estimated: u.Estimated}
 	if m != nil && m.Price != nil {
 		// The running total is in the event: applying it is what adds it.
-		ev.Cost, ev.Currency = s.controls().cost+m.Price.cost(u), m.Price.Currency
+		ev.Cost, ev.Currency = s.ctl.read().cost+m.Price.cost(u), m.Price.Currency
 		if ev.Currency == "" {
 			ev.Currency = "USD"
 		}
@@ -108,7 +108,7 @@ func (p *Price) cost(u *model.Usage) float64 {
 // untitled, and the next exchange tries again: whether the session has a
 // title is all the log needs to say.
 func (s *conversation) maybeTitle(ctx context.Context, prompt string) {
-	if s.controls().title != "" {
+	if s.ctl.read().title != "" {
 		return
 	}
 	title := titleFrom(prompt)
@@ -119,7 +119,7 @@ func (s *conversation) maybeTitle(ctx context.Context, prompt string) {
 }
 
 // Title returns the session's title, "" before the first exchange.
-func (s *conversation) Title() string { return s.controls().title }
+func (s *conversation) Title() string { return s.ctl.read().title }
 
 const titleMax = 60
 

@@ -13,7 +13,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
-// bridge dispatches a run's binding calls (reference/dsh.md §4.4). It is
+// bridge dispatches a run's binding calls (codemode/DESIGN.md). It is
 // the run's driver lane, driven by the run's loop goroutine between
 // JavaScript entries: calls start strictly in submission order, and the
 // ordered stages (the start event, validation and policy, post-execute and

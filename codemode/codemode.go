@@ -56,7 +56,7 @@ type Limits struct {
 	MaxParallel int
 }
 
-// Default limits (reference/dsh.md §4.4–4.5).
+// Default limits (codemode/DESIGN.md).
 const (
 	DefaultCompute        = 60 * time.Second
 	DefaultWall           = 10 * time.Minute

@@ -9,7 +9,7 @@ import (
 )
 
 // Output is what a successful run produced: the canonical value
-// {logs, result?} (reference/dsh.md §4.6).
+// {logs, result?} (codemode/DESIGN.md).
 type Output struct {
 	Logs []string `json:"logs"`
 	// Result is the program's completion value as JSON; nil when it
@@ -69,7 +69,7 @@ const (
 const CodeRunFailed = "CODE_RUN_FAILED"
 
 // RunError is a failed run. Its Error text, after the "Error: " prefix every
-// failed tool result gets, is the model-facing text of reference/dsh.md §4.6.
+// failed tool result gets, is the model-facing text codemode/DESIGN.md describes.
 type RunError struct {
 	Kind    FailureKind
 	Message string

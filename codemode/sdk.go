@@ -9,7 +9,7 @@ import (
 )
 
 // Instructions is the fixed instruction block that opens the SDK section
-// (reference/dsh.md §4.3). It is model-facing text: change it deliberately.
+// (codemode/DESIGN.md). It is model-facing text: change it deliberately.
 const Instructions = "## Writing code for run_code\n\n" +
 	"`run_code` takes two required arguments: `code` — the body of an async TypeScript function " +
 	"(erasable syntax only — no `enum` or namespaces; type annotations are advisory, the code runs type-stripped) — " +
@@ -25,7 +25,7 @@ const Instructions = "## Writing code for run_code\n\n" +
 	"every other intermediate result stays out of the conversation, so extract just what you need.\n\n" +
 	"The available tools:"
 
-// CodeOnlyRule is the system-prompt rule of the code mode (reference/dsh.md §4.1).
+// CodeOnlyRule is the system-prompt rule of the code mode (codemode/DESIGN.md).
 const CodeOnlyRule = "`run_code` is the only tool you can call directly — a tool call naming any other tool fails. " +
 	"Reach every tool the SDK declares below from inside the program."
 

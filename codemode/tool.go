@@ -15,7 +15,7 @@ type Args struct {
 	Description string `json:"description"`
 }
 
-// ToolDescription is run_code's description (reference/dsh.md §4.2).
+// ToolDescription is run_code's description (codemode/DESIGN.md).
 const ToolDescription = "Execute a TypeScript program against the available tools. Takes two required arguments: " +
 	"`code`, the BODY of an async function (erasable syntax only; top-level `await` and `return` work), and " +
 	"`description`, a short summary of what the program does. Call tools as `await tools.name(args)` per the " +

@@ -330,7 +330,7 @@ func (s *Staged) Commit() registry.Result {
 	return r
 }
 
-// Failure texts (reference/dsh.md §1.4); the "Error: " prefix comes from
+// Failure texts, model-facing (docs/DESIGN.md); the "Error: " prefix comes from
 // registry.ErrorResult.
 const (
 	msgAbortedBefore = "tool call aborted before dispatch"

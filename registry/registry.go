@@ -369,7 +369,7 @@ func (r *Registry) Resolve(name string, s *Scope) (*Def, error) {
 }
 
 // CodeOnlyMessage is the failure of a direct model call to a tool other
-// than run_code in code mode (reference/dsh.md §4.1).
+// than run_code in code mode (codemode/DESIGN.md).
 func CodeOnlyMessage(name string) string {
 	return fmt.Sprintf("only `%s` is callable directly — call `%s` from inside a `%s` program instead", CodeToolName, name, CodeToolName)
 }

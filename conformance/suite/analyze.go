@@ -123,7 +123,7 @@ func checkWire(t *tally, schema *acpschema.Schema, entries []*Entry) {
 	}
 }
 
-// metaKeys are Zed's display-terminal keys (PROTOCOL.md §12).
+// metaKeys are the _meta keys Zed reads to show a terminal in a card.
 var metaKeys = []string{"terminal_info", "terminal_output", "terminal_exit"}
 
 // checkCaps: the agent calls only what the client advertised, and uses the

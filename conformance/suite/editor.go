@@ -28,7 +28,7 @@ type Caps struct {
 	Zed bool
 }
 
-// ZedCaps is what Zed sends (PROTOCOL.md §3).
+// ZedCaps is the client capabilities Zed sends at initialize.
 var ZedCaps = Caps{FS: true, Terminal: true, TerminalOutput: true, Elicitation: true, Zed: true}
 
 // JSON is the clientCapabilities object.

@@ -15,7 +15,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
-// Limits of one read call (reference/dsh.md §3.2).
+// Limits of one read call: what the model is told it may ask for.
 const (
 	readLimit         = 2000      // lines per call
 	readMaxLineLength = 2000      // characters per line

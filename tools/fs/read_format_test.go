@@ -11,7 +11,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
-// The read output format is exact (reference/dsh.md §3.2): models are
+// The read output format is exact (tools/fs/read.go): models are
 // prompted against it.
 func TestReadFormat(t *testing.T) {
 	long := strings.Repeat("x", 2100)

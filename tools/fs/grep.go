@@ -334,7 +334,7 @@ func (s *searcher) file(path string) ([]grepMatch, error) {
 // because os.File's setup (non-blocking mode, poller registration) costs
 // more than reading a small file, and grep opens every file of a tree.
 func slurp(path string, buf []byte, max int) (data []byte, big bool, err error) {
-	var fd int
+	var fd fileHandle
 	for {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != syscall.EINTR {

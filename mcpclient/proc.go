@@ -22,8 +22,8 @@ import (
 type process struct {
 	cmd    *exec.Cmd
 	group  *procgroup.Group // the server and what it starts; dies with the bridge
-	stdin  *os.File // our end of its stdin
-	stdout *os.File // our end of its stdout
+	stdin  *os.File         // our end of its stdin
+	stdout *os.File         // our end of its stdout
 	stderr *tail
 
 	exited  chan struct{} // closed once the process has been reaped

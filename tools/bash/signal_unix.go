@@ -23,4 +23,3 @@ func signalName(s syscall.Signal) string {
 	}
 	return fmt.Sprintf("SIG%d", int(s))
 }
-

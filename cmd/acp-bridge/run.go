@@ -39,6 +39,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 && args[0] == "demo" {
 		return runDemo(ctx, args[1:], stdout, stderr)
 	}
+	if code, ok := runCommand(ctx, args, stdin, stdout, stderr); ok {
+		return code
+	}
 	cfg, _, err := parseFlags("acp-bridge", args, stderr)
 	switch {
 	case errors.Is(err, errVersion):
@@ -57,7 +60,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer closeLog()
 	// Full outputs of truncated commands are spilled here for the model to
 	// read; they go when the process does, not into /tmp forever.
-	if dir, err := os.MkdirTemp("", "acp-bridge-output-"); err == nil {
+	defer enableReaper(logger)()
+	removeDeadSpills(os.TempDir(), logger)
+	if dir, err := os.MkdirTemp("", spillPrefix()); err == nil {
 		cfg.spillDir = dir
 		defer os.RemoveAll(dir)
 	}

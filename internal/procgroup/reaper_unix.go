@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // The watchdog of this process, once EnableReaper has been called.
@@ -52,9 +53,37 @@ type reaper struct {
 	argv []string
 	log  *slog.Logger
 
-	mu   sync.Mutex
-	w    *os.File // our end of the reaper's stdin; nil while none runs
-	live map[int]struct{}
+	mu     sync.Mutex
+	w      *os.File      // our end of the reaper's stdin; nil while none runs
+	exited chan struct{} // closed when the running reaper has been reaped
+	live   map[int]struct{}
+}
+
+// StopReaper ends the watchdog at a clean exit: it kills what is still
+// listed (normally nothing: every group was stopped), and is waited for, so
+// no process of the bridge outlives it. Groups started later are not
+// watched.
+func StopReaper() {
+	watchdogMu.Lock()
+	r := watchdog
+	watchdog = nil
+	watchdogMu.Unlock()
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	w, exited := r.w, r.exited
+	r.w = nil
+	r.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.Close()
+	select {
+	case <-exited:
+	case <-time.After(time.Second):
+		r.log.Warn("process watchdog did not exit within 1s")
+	}
 }
 
 func (r *reaper) add(pgid int) {
@@ -112,8 +141,11 @@ func (r *reaper) ensure() {
 	}
 	pr.Close()
 	r.w = pw
+	exited := make(chan struct{})
+	r.exited = exited
 	go func() {
 		_ = cmd.Wait()
+		close(exited)
 		r.mu.Lock()
 		if r.w == pw {
 			r.log.Warn("process watchdog exited", "state", cmd.ProcessState.String())

@@ -9,6 +9,9 @@ import (
 // dies with the bridge (see the package comment).
 func EnableReaper([]string, *slog.Logger) {}
 
+// StopReaper does nothing on Windows.
+func StopReaper() {}
+
 // RunReaper is never started on Windows; run by hand, it waits for its
 // input to end.
 func RunReaper(in io.Reader) int {

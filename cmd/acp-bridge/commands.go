@@ -1,0 +1,19 @@
+package main
+
+import (
+	"context"
+	"io"
+)
+
+// runCommand runs the commands other than serving ACP (login, logout,
+// doctor, the hidden watchdog); ok is false when args name none of them.
+func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, ok bool) {
+	if len(args) == 0 {
+		return 0, false
+	}
+	switch args[0] {
+	case reaperArg:
+		return runReaper(stdin), true
+	}
+	return 0, false
+}

@@ -14,6 +14,10 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	switch args[0] {
 	case reaperArg:
 		return runReaper(stdin), true
+	case "login":
+		return runLogin(ctx, args[1:], stdin, stdout, stderr), true
+	case "logout":
+		return runLogout(stdout, stderr), true
 	}
 	return 0, false
 }

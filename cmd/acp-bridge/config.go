@@ -578,7 +578,7 @@ func (c *config) modelChoices() ([]agent.ModelChoice, string, error) {
 				maxTokens = c.maxTokens
 			}
 			prov, err := model.NewOpenAI(model.OpenAIOptions{
-				BaseURL: p.BaseURL, Model: m.Name, APIKey: os.Getenv(keyEnv), APIKeyEnv: keyEnv,
+				BaseURL: p.BaseURL, Model: m.Name, APIKey: apiKey(keyEnv, p.BaseURL), APIKeyEnv: keyEnv,
 				RequireKey: isHosted(p.BaseURL) || p.APIKeyEnv != "", MaxTokens: maxTokens,
 				ContextWindow: mc.ContextWindow, Images: mc.Images, IdleTimeout: c.streamIdleTimeout,
 			})

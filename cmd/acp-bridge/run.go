@@ -122,6 +122,8 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		DefaultModel:    def,
 		PermissionMode:  cfg.permissionMode,
 		ToolsMode:       codemode.Mode(cfg.toolsMode),
+		TerminalLogin:   &loginMethod,
+		Logout:          logout,
 	}
 	if cfg.stateDir != "" {
 		// A state directory that cannot be used must not stop the editor's

@@ -18,6 +18,8 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return runLogin(ctx, args[1:], stdin, stdout, stderr), true
 	case "logout":
 		return runLogout(stdout, stderr), true
+	case "doctor":
+		return runDoctor(ctx, args[1:], stdout, stderr), true
 	}
 	return 0, false
 }

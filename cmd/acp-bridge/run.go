@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cfg, _, err := parseFlags("acp-bridge", args, stderr)
 	switch {
 	case errors.Is(err, errVersion):
-		fmt.Fprintf(stdout, "acp-bridge %s\n", agentVersion())
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0

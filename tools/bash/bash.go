@@ -248,7 +248,7 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	}
 	growPipe(outW)
 	growPipe(errW)
-	shell, err := findBash()
+	shell, err := Find()
 	if err != nil {
 		closeAll(outR, outW, errR, errW)
 		return out, registry.Errorf("BASH_SPAWN", err.Error())

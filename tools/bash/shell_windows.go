@@ -12,11 +12,11 @@ import (
 var errNoBash = errors.New("bash was not found: install Git for Windows (https://git-scm.com/download/win) " +
 	"and make sure its bash.exe is on PATH (for example C:\\Program Files\\Git\\bin)")
 
-// findBash is bash from PATH: Git for Windows' bash. System32's bash.exe is
+// Find is bash from PATH: Git for Windows' bash. System32's bash.exe is
 // WSL's launcher, which runs the command in a Linux distribution where the
 // session's Windows paths do not exist, so it is passed over. Git's usual
 // install directories are tried after PATH.
-func findBash() (string, error) {
+func Find() (string, error) {
 	sys := strings.ToLower(filepath.Join(os.Getenv("SystemRoot"), "System32"))
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
 		if dir == "" || strings.ToLower(filepath.Clean(dir)) == sys {

@@ -98,6 +98,9 @@ const usage = `acp-bridge: an Agent Client Protocol agent for Zed and other ACP 
 Usage:
   acp-bridge [flags]          serve ACP over stdin/stdout (what an editor launches)
   acp-bridge demo [flags]     run an offline demo session and print what an editor would show
+  acp-bridge login            store an API key (checked against the endpoint) for this user
+  acp-bridge logout           remove the stored keys
+  acp-bridge doctor [flags]   check the config, key, endpoint, state dir and bash; say how to fix each
   acp-bridge --version        print the version
 
 Settings come from, lowest first: built-in defaults, the config file, the

@@ -23,7 +23,7 @@ import (
 type check struct {
 	name string
 	ok   bool
-	skip bool // not checked: an earlier check failed
+	skip bool   // not checked: an earlier check failed
 	msg  string // what was found
 	fix  string // what to do about it, when not ok
 }

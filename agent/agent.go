@@ -182,11 +182,18 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	a.mu.Lock()
 	caps := a.caps
 	a.mu.Unlock()
-	s := newSession(a, a.o.NewID(), roots, caps)
-	a.persist(s)
+	id := a.o.NewID()
+	s := newSession(a, id, roots, caps, a.newLog(id, roots), false)
+	// The controls are the log's first event, so a session that is never
+	// prompted still lists, loads and resumes with the mode and model it
+	// was given. The editor has them from the response.
+	ctl := s.controlsState()
+	ctl.Initial = true
+	s.emit(ctx, session.New(ctl))
 	a.mu.Lock()
 	if a.shutdown {
 		a.mu.Unlock()
+		s.close(registry.ErrShutdown)
 		return nil, acp.Errorf(acp.CodeInternalError, "internal error: the agent is shutting down")
 	}
 	a.sessions[s.id] = s
@@ -233,21 +240,27 @@ func (a *Agent) Cancel(ctx context.Context, req *acp.CancelNotification) {
 
 // CloseSession cancels the session's work, waits for it, and frees it.
 func (a *Agent) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) (*acp.EmptyResponse, error) {
-	s, err := a.session(req.SessionID)
-	if err != nil {
-		return nil, err
+	s := a.forget(req.SessionID)
+	if s == nil {
+		return nil, &acp.Error{Code: acp.CodeResourceNotFound, Message: "session not found: " + req.SessionID, Data: map[string]string{"sessionId": req.SessionID}}
 	}
-	a.mu.Lock()
-	delete(a.sessions, s.id)
-	a.mu.Unlock()
-	s.close()
-	s.stopMCP()
-	a.release(s)
+	s.close(context.Canceled)
 	return &acp.EmptyResponse{}, nil
 }
 
-// Shutdown cancels every session's turn, waits for them to end, and stops
-// every MCP server. The editor has gone (or the process is exiting).
+// forget takes a session out of the live ones, returning it (nil if it was
+// not live). Whoever forgets a session closes it.
+func (a *Agent) forget(id string) *Session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	delete(a.sessions, id)
+	return s
+}
+
+// Shutdown closes every session, in parallel: their turns are cancelled and
+// waited for, their MCP servers stopped. The editor has gone (or the
+// process is exiting).
 func (a *Agent) Shutdown() {
 	a.mu.Lock()
 	ss := make([]*Session, 0, len(a.sessions))
@@ -257,11 +270,11 @@ func (a *Agent) Shutdown() {
 	a.sessions = map[string]*Session{}
 	a.shutdown = true
 	a.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, s := range ss {
-		s.closeWith(registry.ErrShutdown)
-		a.release(s)
+		wg.Go(func() { s.close(registry.ErrShutdown) })
 	}
-	stopMCPAll(ss)
+	wg.Wait()
 }
 
 // cancelCause is why a request's turn ends when its context does: the

@@ -2,17 +2,11 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 
-	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
-
-// ToolsModeOptionID is the id of the session config option that picks the
-// tools mode (native, code, both).
-const ToolsModeOptionID = "tools_mode"
 
 // codeMode is one session's Code Mode: its run_code, bound to the session
 // so programs call the session's tools through its pipeline and every
@@ -25,7 +19,7 @@ type codeMode struct {
 	runner *codemode.Runner
 }
 
-func newCodeMode(s *Session) *codeMode {
+func newCodeMode(s *Session, mode codemode.Mode) *codeMode {
 	// Programs get each tool's typed value (typed by its output schema in
 	// the SDK), not just the text the model would read.
 	o := codemode.Options{Logger: s.a.log.With("session", s.id), Values: codemode.TypedValues{}}
@@ -47,10 +41,6 @@ func newCodeMode(s *Session) *codeMode {
 		panic("agent: run_code does not install: " + err.Error()) // a bug, not a runtime condition
 	}
 	c := &codeMode{s: s, runner: r}
-	mode := s.a.o.ToolsMode
-	if mode == "" {
-		mode = codemode.ModeNative
-	}
 	c.set(mode)
 	return c
 }
@@ -103,16 +93,16 @@ func (h codeHost) Lookup(name string) *registry.Def {
 
 func (h codeHost) Start(ctx context.Context, _ *registry.Def, c *registry.Call) {
 	s := h.s
-	s.emit(ctx, session.New(session.TypeToolCall, session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent}))
+	s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent}))
 	id := c.ID
 	c.Output = func(b []byte) {
-		s.emit(ctx, session.New(session.TypeToolOutput, session.ToolOutput{CallID: id, Data: string(b)}))
+		s.emit(ctx, session.New(session.ToolOutput{CallID: id, Data: string(b)}))
 	}
 }
 
 func (h codeHost) Execute(ctx context.Context, d *registry.Def, c *registry.Call) registry.Result {
 	res := h.s.pipe.Execute(ctx, d, c)
-	h.s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: c.ID, Result: res}))
+	h.s.emit(ctx, session.New(session.ToolResult{CallID: c.ID, Result: res}))
 	return res
 }
 
@@ -121,43 +111,4 @@ var toolsModeChoices = []session.Choice{
 	{ID: string(codemode.ModeNative), Name: "Native", Description: "Every tool is called directly"},
 	{ID: string(codemode.ModeCode), Name: "Code", Description: "Only run_code: programs call the tools"},
 	{ID: string(codemode.ModeBoth), Name: "Both", Description: "Every tool directly, and run_code"},
-}
-
-// ToolsModeOption is the tools-mode config option with its current value,
-// for the session's configOptions list.
-func (s *Session) ToolsModeOption() acp.ConfigOption {
-	return ToolsModeConfigOption(s.code.get())
-}
-
-// ToolsModeConfigOption builds the tools-mode select with current selected.
-func ToolsModeConfigOption(current codemode.Mode) acp.ConfigOption {
-	return acp.ConfigOption{
-		ID:           ToolsModeOptionID,
-		Name:         "Tools",
-		Description:  "How the model calls tools: each directly, through run_code TypeScript programs, or both",
-		Category:     "_tools",
-		Type:         "select",
-		CurrentValue: string(current),
-		Options: []acp.ConfigSelectOption{
-			{Value: string(codemode.ModeNative), Name: "Native", Description: "Every tool is called directly"},
-			{Value: string(codemode.ModeCode), Name: "Code", Description: "Only run_code: programs call the tools"},
-			{Value: string(codemode.ModeBoth), Name: "Both", Description: "Every tool directly, and run_code"},
-		},
-	}
-}
-
-// SetToolsMode applies a session/set_config_option value for
-// ToolsModeOptionID. It takes effect at the next model request of the
-// session. A value that is not a mode name is invalid params.
-func (s *Session) SetToolsMode(value json.RawMessage) error {
-	var v string
-	if err := json.Unmarshal(value, &v); err != nil {
-		return acp.InvalidParams("invalid params: %s must be a string: native, code or both", ToolsModeOptionID)
-	}
-	m, err := codemode.ParseMode(v)
-	if err != nil || v == "" {
-		return acp.InvalidParams("invalid params: %s: unknown value %q (want native, code or both)", ToolsModeOptionID, v)
-	}
-	s.code.set(m)
-	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
+	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
@@ -228,19 +229,30 @@ func TestCodeModeRejectedSubCall(t *testing.T) {
 	}
 }
 
-// The tools mode is a per-session config option.
+// The tools mode is a per-session config option, changed only by logging
+// the controls.
 func TestToolsModeOption(t *testing.T) {
-	o := ToolsModeConfigOption(codemode.ModeBoth)
 	schema, err := acpschema.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(o)
-	if err := schema.Validate("SessionConfigOption", b); err != nil {
-		t.Errorf("invalid option %s: %v", b, err)
+	a, _, sid := newTestSession(t, Options{})
+	s := a.sessions[sid]
+	current := func() string {
+		for _, o := range mapping.ConfigOptions(s.controlsState()) {
+			if o.ID == mapping.ConfigTools {
+				b, _ := json.Marshal(o)
+				if err := schema.Validate("SessionConfigOption", b); err != nil {
+					t.Errorf("invalid option %s: %v", b, err)
+				}
+				v, _ := o.CurrentValue.(string)
+				return v
+			}
+		}
+		t.Fatal("no tools_mode option")
+		return ""
 	}
-	s := newSession(New(nil, Options{}), "s1", []string{t.TempDir()}, acp.ClientCapabilities{})
-	if got := s.ToolsModeOption().CurrentValue; got != "native" {
+	if got := current(); got != "native" {
 		t.Errorf("default mode = %v", got)
 	}
 	cases := []struct {
@@ -248,20 +260,22 @@ func TestToolsModeOption(t *testing.T) {
 		want    codemode.Mode
 		wantErr bool
 	}{
-		{`"code"`, codemode.ModeCode, false},
-		{`"both"`, codemode.ModeBoth, false},
-		{`"native"`, codemode.ModeNative, false},
-		{`"turbo"`, codemode.ModeNative, true},
-		{`""`, codemode.ModeNative, true},
-		{`true`, codemode.ModeNative, true},
+		{"code", codemode.ModeCode, false},
+		{"both", codemode.ModeBoth, false},
+		{"native", codemode.ModeNative, false},
+		{"turbo", codemode.ModeNative, true},
+		{"", codemode.ModeNative, true},
 	}
 	for _, c := range cases {
-		err := s.SetToolsMode(json.RawMessage(c.value))
+		err := s.setControl(t.Context(), mapping.ConfigTools, c.value)
 		if (err != nil) != c.wantErr {
-			t.Errorf("SetToolsMode(%s) err = %v", c.value, err)
+			t.Errorf("setControl(%q) err = %v", c.value, err)
 		}
-		if got := s.ToolsModeOption().CurrentValue; got != string(c.want) {
-			t.Errorf("after %s current = %v, want %s", c.value, got, c.want)
+		if got := current(); got != string(c.want) {
+			t.Errorf("after %q current = %v, want %s", c.value, got, c.want)
+		}
+		if got := s.code.get(); got != c.want {
+			t.Errorf("after %q the scope's mode = %v, want %s", c.value, got, c.want)
 		}
 	}
 	// native: run_code is not a tool at all.

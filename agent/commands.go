@@ -44,7 +44,7 @@ func commandCatalog() session.Commands {
 // announce sends what the editor shows about a session that it has just
 // learned of (session/new, load, resume): the command catalog.
 func (s *Session) announce(ctx context.Context) {
-	s.emit(ctx, session.New(session.TypeCommands, commandCatalog()))
+	s.emit(ctx, session.New(commandCatalog()))
 }
 
 // announceAfterReply announces the session once the response that names it
@@ -128,11 +128,8 @@ func (s *Session) cmdHelp(ctx context.Context, _ string) acp.StopReason {
 }
 
 func (s *Session) cmdClear(ctx context.Context, _ string) acp.StopReason {
-	s.mu.Lock()
-	n := len(s.history)
-	s.history = nil
-	s.mu.Unlock()
-	s.emit(ctx, session.New(session.TypeContextReset, session.ContextReset{Reason: "clear"}))
+	n := len(s.history())
+	s.emit(ctx, session.New(session.ContextReset{Reason: "clear"}))
 	s.recordUsage(ctx, &model.Usage{})
 	s.notice(ctx, fmt.Sprintf("Context cleared: the model no longer sees the %d earlier messages. The transcript above stays for you.", n))
 	return acp.StopEndTurn
@@ -150,9 +147,7 @@ func (s *Session) cmdCompact(ctx context.Context, arg string) acp.StopReason {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn
 	}
-	s.mu.Lock()
-	hist := append([]model.Message(nil), s.history...)
-	s.mu.Unlock()
+	hist := s.history()
 	if len(hist) == 0 {
 		s.notice(ctx, "Nothing to compact: the context is empty.")
 		return acp.StopEndTurn
@@ -188,12 +183,8 @@ func (s *Session) cmdCompact(ctx context.Context, arg string) acp.StopReason {
 		s.notice(ctx, "Compaction failed, the context is unchanged: the model returned no summary.")
 		return acp.StopEndTurn
 	}
-	s.mu.Lock()
-	// Only what was summarised goes; anything appended meanwhile stays.
-	rest := append([]model.Message(nil), s.history[min(len(hist), len(s.history)):]...)
-	s.history = append(compactedContext(text), rest...) // load.go rebuilds the same
-	s.mu.Unlock()
-	s.emit(ctx, session.New(session.TypeContextReset, session.ContextReset{Reason: "compact", Summary: text}))
+	// Applying the reset replaces the context with the summary (state.go).
+	s.emit(ctx, session.New(session.ContextReset{Reason: "compact", Summary: text}))
 	s.notice(ctx, "Compacted the context into this summary:\n\n"+text)
 	return acp.StopEndTurn
 }

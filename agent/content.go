@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // linkedFileMax bounds a file:// resource_link read into the context.
@@ -25,9 +27,9 @@ const linkedFileMax = 256 << 10
 //     image, other blobs are named;
 //   - image: only when the session's model accepts images (and only then
 //     is the capability advertised).
-func (s *Session) promptContent(blocks []acp.ContentBlock) (string, []model.Image, error) {
+func (s *Session) promptContent(blocks []acp.ContentBlock) (string, []int, error) {
 	var b strings.Builder
-	var images []model.Image
+	var images []int // indexes of the blocks whose image goes with the text
 	acceptsImages := false
 	if m := s.currentModel(); m != nil {
 		acceptsImages = m.Images
@@ -44,7 +46,7 @@ func (s *Session) promptContent(blocks []acp.ContentBlock) (string, []model.Imag
 			case r.Text != nil:
 				fmt.Fprintf(&b, "\n<resource uri=%q>\n%s\n</resource>\n", r.URI, *r.Text)
 			case r.Blob != nil && strings.HasPrefix(r.MimeType, "image/") && acceptsImages:
-				images = append(images, model.Image{MimeType: r.MimeType, Data: *r.Blob})
+				images = append(images, i)
 				fmt.Fprintf(&b, "\n[image %q attached]\n", r.URI)
 			default:
 				fmt.Fprintf(&b, "\n[binary resource uri=%q mimeType=%q omitted]\n", r.URI, r.MimeType)
@@ -53,7 +55,7 @@ func (s *Session) promptContent(blocks []acp.ContentBlock) (string, []model.Imag
 			if !acceptsImages {
 				return "", nil, acp.InvalidParams("invalid params: prompt[%d]: the model %s does not accept images; choose one that does with /model", i, s.modelName())
 			}
-			images = append(images, model.Image{MimeType: blk.MimeType, Data: blk.Data})
+			images = append(images, i)
 		default:
 			return "", nil, acp.InvalidParams("invalid params: prompt[%d]: %s content is not supported (this agent accepts text, resource_link, resource and, with a model that reads them, images)", i, blk.Type)
 		}
@@ -115,11 +117,27 @@ func trimPartialRune(b []byte) []byte {
 	return b
 }
 
-// takeImages hands the images of the prompt being run to the user message.
-func (s *Session) takeImages() []model.Image {
-	s.ctl.mu.Lock()
-	defer s.ctl.mu.Unlock()
-	imgs := s.ctl.images
-	s.ctl.images = nil
-	return imgs
+// promptImages are the images a logged prompt gave the model: the blocks
+// UserMessage.Images names, read from the prompt as it was logged.
+func promptImages(m session.UserMessage) []model.Image {
+	if len(m.Images) == 0 {
+		return nil
+	}
+	var blocks []acp.ContentBlock
+	if json.Unmarshal(m.Prompt, &blocks) != nil {
+		return nil
+	}
+	var out []model.Image
+	for _, i := range m.Images {
+		if i < 0 || i >= len(blocks) {
+			continue
+		}
+		switch b := blocks[i]; {
+		case b.Type == "image":
+			out = append(out, model.Image{MimeType: b.MimeType, Data: b.Data})
+		case b.Type == "resource" && b.Resource != nil && b.Resource.Blob != nil:
+			out = append(out, model.Image{MimeType: b.Resource.MimeType, Data: *b.Resource.Blob})
+		}
+	}
+	return out
 }

@@ -367,10 +367,8 @@ func TestCommands(t *testing.T) {
 			a.mu.Lock()
 			s := a.sessions[sid]
 			a.mu.Unlock()
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if len(s.history) != 2 || !strings.Contains(s.history[0].Content, "The user said hello") {
-				t.Errorf("history after compact = %+v", s.history)
+			if len(s.history()) != 2 || !strings.Contains(s.history()[0].Content, "The user said hello") {
+				t.Errorf("history after compact = %+v", s.history())
 			}
 			last := rec.reqs[len(rec.reqs)-1]
 			if len(last.Tools) != 0 || !strings.Contains(last.Messages[len(last.Messages)-1].Content, "Summarise") {
@@ -516,7 +514,7 @@ func TestRetryIsVisible(t *testing.T) {
 	a.mu.Lock()
 	s := a.sessions[sid]
 	a.mu.Unlock()
-	if h := s.history[len(s.history)-1]; h.Content != "A whole answer." {
+	if h := s.history()[len(s.history())-1]; h.Content != "A whole answer." {
 		t.Errorf("history kept the void attempt: %q", h.Content)
 	}
 }
@@ -599,7 +597,9 @@ func TestTitleFrom(t *testing.T) {
 	}
 }
 
-func TestRestoreControls(t *testing.T) {
+// The controls are state like any other: a session folded from another's
+// log comes back with its mode, model and title.
+func TestControlsFoldFromTheLog(t *testing.T) {
 	models := []ModelChoice{{ID: "m/a", Name: "a", Provider: recordedScript(t, `{"responses":[]}`)}, {ID: "m/b", Name: "b", Provider: recordedScript(t, `{"responses":[]}`)}}
 	a, _, sid := newTestSession(t, Options{Models: models})
 	a.mu.Lock()
@@ -608,20 +608,18 @@ func TestRestoreControls(t *testing.T) {
 	s.setControl(t.Context(), "mode", ModeBypass)
 	s.setControl(t.Context(), "model", "m/b")
 	s.maybeTitle(t.Context(), "Refactor the parser")
-	logged := s.log.Events()
 
-	// A fresh session over the same log comes back in the same state.
-	fresh := newSession(a, "other", []string{t.TempDir()}, acp.ClientCapabilities{})
-	if fresh.mode() != ModeAsk || fresh.currentModel().ID != "m/a" {
-		t.Fatalf("fresh session starts at %s %s", fresh.mode(), fresh.currentModel().ID)
+	fresh := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	if fresh.ctl.mode != ModeAsk || fresh.ctl.model != "m/a" {
+		t.Fatalf("fresh state starts at %s %s", fresh.ctl.mode, fresh.ctl.model)
 	}
-	fresh.RestoreControls(logged)
-	modes, opts := fresh.Controls()
-	if modes.CurrentModeID != ModeBypass || opts[1].CurrentValue != "m/b" || fresh.Title() != "Refactor the parser" {
-		t.Errorf("restored: mode %s model %v title %q", modes.CurrentModeID, opts[1].CurrentValue, fresh.Title())
+	for _, ev := range s.log.Events() {
+		fresh.apply(ev)
 	}
-	fresh.maybeTitle(t.Context(), "something else")
-	if fresh.Title() != "Refactor the parser" {
-		t.Errorf("a restored session was titled again")
+	if want := s.controls(); fresh.ctl != want {
+		t.Errorf("folded controls %+v, live %+v", fresh.ctl, want)
+	}
+	if fresh.ctl.mode != ModeBypass || fresh.ctl.model != "m/b" || fresh.ctl.title != "Refactor the parser" {
+		t.Errorf("folded: %+v", fresh.ctl)
 	}
 }

@@ -7,13 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/mapping"
-	"github.com/acp-bridge/acp-bridge/model"
-	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -32,39 +29,47 @@ var (
 // defaultListPageSize is how many sessions one session/list page holds.
 const defaultListPageSize = 50
 
-// persist gives a new session a log in the store. A store that cannot take
-// it (disk full, permissions) must not stop the user working: the session
-// goes on in memory, and the failure is logged.
-func (a *Agent) persist(s *Session) {
-	if a.o.Store == nil {
-		return
-	}
-	lg, err := a.o.Store.Create(session.Header{ID: s.id, Cwd: s.cwd, AdditionalDirectories: s.roots[1:]})
-	if err != nil {
-		a.log.Error("session will not be saved", "session", s.id, "err", err)
-		return
-	}
-	s.log = lg
-}
-
-// release closes a session's log once the session is closed. A log that
-// never got an event is removed: an editor opens a session per new thread,
-// and most of those are never prompted.
-func (a *Agent) release(s *Session) {
-	if err := s.log.Close(); err != nil {
-		a.log.Warn("closing the session log failed", "session", s.id, "err", err)
-	}
-	if a.o.Store != nil && s.log.Persistent() && s.log.Len() == 0 {
-		if err := a.o.Store.Delete(s.id); err != nil && !errors.Is(err, session.ErrNotFound) {
-			a.log.Warn("removing an empty session log failed", "session", s.id, "err", err)
+// newLog gives a new session its log: in the store when there is one. A
+// store that cannot take it (disk full, permissions) must not stop the user
+// working: the session goes on in memory, and the failure is logged.
+func (a *Agent) newLog(id string, roots []string) *session.Log {
+	if a.o.Store != nil {
+		lg, err := a.o.Store.Create(session.Header{ID: id, Cwd: roots[0], AdditionalDirectories: roots[1:]})
+		if err == nil {
+			return lg
 		}
+		a.log.Error("session will not be saved", "session", id, "err", err)
 	}
+	return session.NewLog(a.o.Now)
 }
 
-// LoadSession rebuilds a stored session, replays it to the editor through a
-// fresh translator (the same one that rendered it live), and makes it live.
-// Every replayed update is written before the response.
+// LoadSession folds a stored session's log into a live session, replaying
+// every event to the editor through the translator the session then goes on
+// with. Every replayed update is written before the response. A session
+// already live on this connection is replayed again (the editor lost its
+// view of it, or a new one asks): nothing else changes.
 func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+	if a.o.Store == nil {
+		return nil, acp.Errorf(acp.CodeMethodNotFound, "sessions are not saved (acp-bridge runs without a state directory), so none can be loaded")
+	}
+	if err := checkRoots(req.Cwd, req.AdditionalDirectories, req.McpServers); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	live := a.sessions[req.SessionID]
+	a.mu.Unlock()
+	if live != nil {
+		if filepath.Clean(req.Cwd) != live.cwd {
+			return nil, cwdMismatch(req.SessionID, req.Cwd, live.cwd)
+		}
+		if err := live.replay(ctx); err != nil {
+			return nil, err
+		}
+		live.startMCP(ctx, req.McpServers)
+		a.log.Info("live session loaded again", "session", live.id, "events", live.log.Len())
+		modes, opts := live.Controls()
+		return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
+	}
 	s, err := a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
 	if err != nil {
 		return nil, err
@@ -97,31 +102,39 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 	return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 }
 
-// restore opens a stored session, seals a turn a crash cut short, rebuilds
-// the model's context, replays it when asked, and registers it as live.
-func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, servers []acp.McpServer, replay bool) (_ *Session, err error) {
-	if a.o.Store == nil {
-		return nil, acp.Errorf(acp.CodeMethodNotFound, "sessions are not saved (acp-bridge runs without a state directory), so none can be loaded")
-	}
+func checkRoots(cwd string, dirs []string, servers []acp.McpServer) error {
 	if !filepath.IsAbs(cwd) {
-		return nil, acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", cwd)
+		return acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", cwd)
 	}
 	for _, d := range dirs {
 		if !filepath.IsAbs(d) {
-			return nil, acp.InvalidParams("invalid params: additionalDirectories must be absolute paths, got %q", d)
+			return acp.InvalidParams("invalid params: additionalDirectories must be absolute paths, got %q", d)
 		}
 	}
 	for i, srv := range servers {
 		if srv.Name == "" {
-			return nil, acp.InvalidParams("invalid params: mcpServers[%d] has no name", i)
+			return acp.InvalidParams("invalid params: mcpServers[%d] has no name", i)
 		}
+	}
+	return nil
+}
+
+// restore opens a stored session, folds its log into the session's state
+// (and, with replay, sends what the translator makes of it), seals a turn a
+// crash cut short, and registers the session as live.
+func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, servers []acp.McpServer, replay bool) (_ *Session, err error) {
+	if a.o.Store == nil {
+		return nil, acp.Errorf(acp.CodeMethodNotFound, "sessions are not saved (acp-bridge runs without a state directory), so none can be loaded")
+	}
+	if err := checkRoots(cwd, dirs, servers); err != nil {
+		return nil, err
 	}
 	a.mu.Lock()
 	live := a.sessions[id] != nil
 	caps := a.caps
 	a.mu.Unlock()
 	if live {
-		return nil, acp.InvalidParams("invalid params: session %s is already live in this connection; it cannot be loaded again (close it first)", id)
+		return nil, acp.InvalidParams("invalid params: session %s became live while it was loading", id)
 	}
 	lg, h, err := a.o.Store.Open(id)
 	if err != nil {
@@ -129,7 +142,7 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	}
 	defer func() {
 		// A corrupt log must never take the process down: a panic while
-		// rebuilding or replaying fails this request and frees the log.
+		// folding or replaying fails this request and frees the log.
 		if r := recover(); r != nil {
 			a.log.Error("session load panicked", "session", id, "panic", r)
 			err = acp.Errorf(acp.CodeInternalError, "session %s could not be loaded: %v", id, r)
@@ -149,23 +162,21 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 		roots = append(roots, filepath.Clean(d))
 	}
 
-	s := newSession(a, id, roots, caps)
-	s.log = lg
-	if sealed := seal(lg); sealed > 0 {
+	s := newSession(a, id, roots, caps, lg, true)
+	if err := s.foldLog(ctx, replay); err != nil {
+		return nil, err
+	}
+	if sealed := s.seal(ctx, replay); sealed > 0 {
 		a.log.Warn("session was cut short by an earlier process; its open turn is closed", "session", id, "events", sealed)
 	}
-	evs := lg.Events()
-	s.history, s.turns = rebuildHistory(evs)
-	s.RestoreControls(evs) // mode, model, title: as the session left them
-	s.restoreGrants(evs)   // "always allow / reject" answers
-	if replay {
-		if err := a.replay(ctx, s, evs); err != nil {
-			return nil, err
-		}
-	}
+	s.tr.EndReplay()
 
 	a.mu.Lock()
-	if a.sessions[id] != nil {
+	switch {
+	case a.shutdown:
+		a.mu.Unlock()
+		return nil, acp.Errorf(acp.CodeInternalError, "internal error: the agent is shutting down")
+	case a.sessions[id] != nil:
 		a.mu.Unlock()
 		return nil, acp.InvalidParams("invalid params: session %s became live while it was loading", id)
 	}
@@ -178,14 +189,36 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	return s, nil
 }
 
-// replay sends the whole session as the editor saw it live, and the user's
-// own messages too, through a fresh translator: a call a crash left open
-// must not leave a stale card in the live translator.
-func (a *Agent) replay(ctx context.Context, s *Session, evs []session.Event) error {
+// foldLog applies every stored event of a session being opened, through
+// the same fold as live events; with send, the editor gets the updates.
+func (s *Session) foldLog(ctx context.Context, send bool) error {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	for _, ev := range s.log.Events() {
+		updates := s.fold(ev)
+		if !send {
+			continue
+		}
+		for _, u := range updates {
+			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {
+				return fmt.Errorf("replaying session %s: %w", s.id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// replay sends a live session's log again as session/load shows it,
+// through a fresh translator: the live one keeps its own state, and the
+// session's state does not change. Events wait meanwhile, so the replay
+// is a consistent prefix and nothing of it follows the response.
+func (s *Session) replay(ctx context.Context) error {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
 	tr := mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Replay: true})
-	for _, ev := range evs {
+	for _, ev := range s.log.Events() {
 		for _, u := range tr.Translate(ev) {
-			if err := a.client.SessionUpdate(ctx, s.id, u); err != nil {
+			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {
 				return fmt.Errorf("replaying session %s: %w", s.id, err)
 			}
 		}
@@ -214,197 +247,24 @@ func loadError(id string, err error) error {
 // Interrupted calls are failed with this code when a session is reopened.
 const codeInterrupted = "INTERRUPTED"
 
-// seal closes what a crash left open: every tool call without a result gets
-// a failed one (a call the model asked for that never started gets its card
-// first), and an open turn gets its end. The events are appended to the log,
-// so the next load finds the session whole. It returns how many it added.
-func seal(lg *session.Log) int {
-	evs := lg.Events()
-	// Calls are made only inside a turn, and a turn that ended has every
-	// call answered (the turn loop fails what is left before it ends), so
-	// only the last turn can be open: no need to decode the whole session.
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Type == session.TypeTurnStart {
-			evs = evs[i:]
-			break
-		}
+// seal closes what a crash left open, from the folded state: every tool
+// call without a result gets a failed one (a call the model asked for that
+// never started gets its card first), and an open turn gets its end. The
+// events are logged, so the next load finds the session whole. It returns
+// how many it added.
+func (s *Session) seal(ctx context.Context, send bool) int {
+	n := s.closeOpen(ctx, send, codeInterrupted,
+		"the call was interrupted: acp-bridge stopped before it finished, so it may have run only in part",
+		"the call never ran: acp-bridge stopped before it started")
+	s.mu.Lock()
+	turn := s.st.inTurn
+	s.mu.Unlock()
+	if turn > 0 {
+		s.record(ctx, session.New(session.Notice{Text: "\n\n[acp-bridge stopped during this turn; it did not finish.]\n\n"}), send)
+		s.record(ctx, session.New(session.TurnEnd{Turn: turn, StopReason: string(acp.StopCancelled)}), send)
+		n += 2
 	}
-	carded := map[string]bool{}
-	finished := map[string]bool{}
-	var open []session.ToolCall // calls without a result, in the order made
-	openTurn := 0
-	for _, ev := range evs {
-		switch ev.Type {
-		case session.TypeTurnStart:
-			if t, err := session.Decode[session.TurnStart](ev); err == nil {
-				openTurn = t.Turn
-			}
-		case session.TypeTurnEnd:
-			openTurn = 0
-		case session.TypeAssistantMessage:
-			m, err := session.Decode[session.AssistantMessage](ev)
-			if err != nil {
-				continue
-			}
-			for _, c := range m.ToolCalls {
-				if !finished[c.ID] && !carded[c.ID] {
-					open = append(open, session.ToolCall{CallID: c.ID, Name: c.Name, Args: argsJSON(c.Arguments)})
-				}
-			}
-		case session.TypeToolCall:
-			c, err := session.Decode[session.ToolCall](ev)
-			if err != nil {
-				continue
-			}
-			if !carded[c.CallID] && !finished[c.CallID] && !containsCall(open, c.CallID) {
-				open = append(open, c)
-			}
-			carded[c.CallID] = true
-		case session.TypeToolResult:
-			// Only the id: a result's content can be large, and is not needed here.
-			if r, err := session.Decode[struct {
-				CallID string `json:"callId"`
-			}](ev); err == nil {
-				finished[r.CallID] = true
-			}
-		}
-	}
-	added := 0
-	for _, c := range open {
-		if finished[c.CallID] {
-			continue
-		}
-		msg := "the call was interrupted: acp-bridge stopped before it finished, so it may have run only in part"
-		if !carded[c.CallID] {
-			lg.Append(session.New(session.TypeToolCall, c))
-			added++
-			msg = "the call never ran: acp-bridge stopped before it started"
-		}
-		lg.Append(session.New(session.TypeToolResult, session.ToolResult{CallID: c.CallID, Result: registry.ErrorResult(codeInterrupted, msg)}))
-		added++
-	}
-	if openTurn > 0 {
-		lg.Append(session.New(session.TypeNotice, session.Notice{Text: "\n\n[acp-bridge stopped during this turn; it did not finish.]\n\n"}))
-		lg.Append(session.New(session.TypeTurnEnd, session.TurnEnd{Turn: openTurn, StopReason: string(acp.StopCancelled)}))
-		added += 2
-	}
-	return added
-}
-
-func containsCall(cs []session.ToolCall, id string) bool {
-	for _, c := range cs {
-		if c.CallID == id {
-			return true
-		}
-	}
-	return false
-}
-
-// rebuildHistory is the model's context as the live turn loop built it:
-// each prompt, each complete model response, and the result of each call
-// that response made, in order. It also returns the last turn number.
-func rebuildHistory(evs []session.Event) ([]model.Message, int) {
-	var history []model.Message
-	pending := map[string]bool{} // calls of the last response still without a result
-	turns := 0
-	prompt := ""       // the last user/message, until it enters the context
-	var extra []string // additional context of the results so far
-	for _, ev := range evs {
-		switch ev.Type {
-		case session.TypeUserMessage:
-			if m, err := session.Decode[session.UserMessage](ev); err == nil {
-				prompt = m.Text
-			}
-		case session.TypeUserContext:
-			history = append(history, model.Message{Role: model.RoleUser, Content: prompt})
-		case session.TypeContextReset:
-			r, err := session.Decode[session.ContextReset](ev)
-			if err != nil {
-				continue
-			}
-			clear(pending)
-			history = nil
-			if r.Reason == "compact" {
-				history = compactedContext(r.Summary)
-			}
-		case session.TypeAssistantMessage:
-			m, err := session.Decode[session.AssistantMessage](ev)
-			if err != nil {
-				continue
-			}
-			msg := model.Message{Role: model.RoleAssistant, Content: m.Text, Reasoning: m.Reasoning}
-			clear(pending)
-			extra = nil
-			for _, c := range m.ToolCalls {
-				var args json.RawMessage // nil stays nil, as the live message had it
-				if c.Arguments != "" {
-					args = json.RawMessage(c.Arguments)
-				}
-				msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
-				pending[c.ID] = true
-			}
-			history = append(history, msg)
-		case session.TypeToolResult:
-			r, err := session.Decode[storedResult](ev)
-			if err != nil || !pending[r.CallID] {
-				continue // not a call the model made (or already answered)
-			}
-			delete(pending, r.CallID)
-			history = append(history, model.Message{Role: model.RoleTool, ToolCallID: r.CallID, Content: r.Result.Text()})
-			extra = append(extra, r.Result.Context...)
-			// Additional context from post-execute policy follows the last
-			// result of the response, as the turn loop adds it.
-			if len(pending) == 0 && len(extra) > 0 {
-				history = append(history, model.Message{Role: model.RoleUser, Content: strings.Join(extra, "\n\n")})
-				extra = nil
-			}
-		case session.TypeTurnStart:
-			if t, err := session.Decode[session.TurnStart](ev); err == nil {
-				turns = max(turns, t.Turn)
-			}
-		}
-	}
-	return history, turns
-}
-
-// storedResult reads a tool/result with the additional context a
-// post-execute step gave the model (registry.Result.Context on the issue-3
-// branch: the outer field reads it where registry.Result has it too).
-type storedResult struct {
-	CallID string `json:"callId"`
-	Result struct {
-		registry.Result
-		Context []string `json:"context,omitempty"`
-	} `json:"result"`
-}
-
-// compactedContext is the context /compact leaves: the summary, and the
-// model's acknowledgement. cmdCompact builds the same two messages live;
-// the two must stay the same for a reload to continue the same conversation.
-func compactedContext(summary string) []model.Message {
-	return []model.Message{
-		{Role: model.RoleUser, Content: "Summary of our conversation so far (the earlier messages were compacted):\n\n" + summary},
-		{Role: model.RoleAssistant, Content: "Understood. I will continue from this summary."},
-	}
-}
-
-// assistantEvent is the log form of a complete model response.
-func assistantEvent(msg model.Message) session.Event {
-	m := session.AssistantMessage{Text: msg.Content, Reasoning: msg.Reasoning}
-	for _, c := range msg.ToolCalls {
-		m.ToolCalls = append(m.ToolCalls, session.MessageCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
-	}
-	return session.New(session.TypeAssistantMessage, m)
-}
-
-// argsJSON makes a model's arguments safe to log as raw JSON: broken JSON is
-// kept as a JSON string, so the card still shows what the model wrote.
-func argsJSON(s string) json.RawMessage {
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	q, _ := json.Marshal(s)
-	return q
+	return n
 }
 
 // ListSessions lists stored sessions, most recently updated first, a page at
@@ -493,25 +353,16 @@ func decodeCursor(s string) (listCursor, error) {
 	return c, nil
 }
 
-// DeleteSession removes a stored session; a live one is closed first.
+// DeleteSession removes a stored session; a live one is closed first. An
+// id with no session is already deleted: that succeeds too.
 func (a *Agent) DeleteSession(ctx context.Context, req *acp.DeleteSessionRequest) (*acp.EmptyResponse, error) {
 	if a.o.Store == nil {
 		return nil, acp.Errorf(acp.CodeMethodNotFound, "sessions are not saved (acp-bridge runs without a state directory), so there are none to delete")
 	}
-	a.mu.Lock()
-	s := a.sessions[req.SessionID]
-	delete(a.sessions, req.SessionID)
-	a.mu.Unlock()
-	if s != nil {
-		s.close()
-		if err := s.log.Close(); err != nil {
-			a.log.Warn("closing the session log failed", "session", s.id, "err", err)
-		}
+	if s := a.forget(req.SessionID); s != nil {
+		s.close(context.Canceled)
 	}
-	if err := a.o.Store.Delete(req.SessionID); err != nil {
-		if errors.Is(err, session.ErrNotFound) && s != nil {
-			return &acp.EmptyResponse{}, nil // a live session that was never saved
-		}
+	if err := a.o.Store.Delete(req.SessionID); err != nil && !errors.Is(err, session.ErrNotFound) {
 		return nil, loadError(req.SessionID, err)
 	}
 	a.log.Info("session deleted", "session", req.SessionID)

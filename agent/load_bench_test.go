@@ -64,26 +64,26 @@ func benchLog(b *testing.B, dir, cwd string, n int) {
 	for turn := 1; ; turn++ {
 		cur = cur[:0]
 		prompt := fmt.Sprintf("Question %d: what does main.go do?", turn)
-		add(session.New(session.TypeUserMessage, session.UserMessage{Prompt: json.RawMessage(`[{"type":"text","text":"` + prompt + `"}]`), Text: prompt}))
-		add(session.New(session.TypeTurnStart, session.TurnStart{Turn: turn}))
+		add(session.New(session.UserMessage{Prompt: json.RawMessage(`[{"type":"text","text":"` + prompt + `"}]`), Text: prompt}))
+		add(session.New(session.TurnStart{Turn: turn}))
 		for _, w := range words[:8] {
-			add(session.New(session.TypeAssistantChunk, session.AssistantChunk{Kind: "thought", Text: w + " "}))
+			add(session.New(session.AssistantChunk{Kind: "thought", Text: w + " "}))
 		}
 		var calls []session.MessageCall
 		for k := range 2 {
 			calls = append(calls, session.MessageCall{ID: fmt.Sprintf("c%d_%d", turn, k), Name: "read", Arguments: `{"file_path":"main.go"}`})
 		}
-		add(session.New(session.TypeAssistantMessage, session.AssistantMessage{Reasoning: strings.Join(words[:8], " "), ToolCalls: calls}))
+		add(session.New(session.AssistantMessage{Reasoning: strings.Join(words[:8], " "), ToolCalls: calls}))
 		for _, c := range calls {
-			add(session.New(session.TypeToolCall, session.ToolCall{CallID: c.ID, Name: c.Name, Args: json.RawMessage(c.Arguments)}))
-			add(session.New(session.TypeToolStatus, session.ToolStatus{CallID: c.ID, Status: "running"}))
-			add(session.New(session.TypeToolResult, session.ToolResult{CallID: c.ID, Result: registry.Result{Content: []registry.Content{registry.Text(result)}}}))
+			add(session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: json.RawMessage(c.Arguments)}))
+			add(session.New(session.ToolStatus{CallID: c.ID, Status: "running"}))
+			add(session.New(session.ToolResult{CallID: c.ID, Result: registry.Result{Content: []registry.Content{registry.Text(result)}}}))
 		}
 		for _, w := range words {
-			add(session.New(session.TypeAssistantChunk, session.AssistantChunk{Kind: "text", Text: w + " "}))
+			add(session.New(session.AssistantChunk{Kind: "text", Text: w + " "}))
 		}
-		add(session.New(session.TypeAssistantMessage, session.AssistantMessage{Text: strings.Join(words, " ")}))
-		add(session.New(session.TypeTurnEnd, session.TurnEnd{Turn: turn, StopReason: "end_turn"}))
+		add(session.New(session.AssistantMessage{Text: strings.Join(words, " ")}))
+		add(session.New(session.TurnEnd{Turn: turn, StopReason: "end_turn"}))
 		if len(all)+len(cur) > n {
 			break
 		}
@@ -91,7 +91,7 @@ func benchLog(b *testing.B, dir, cwd string, n int) {
 	}
 	// Whole turns only (a cut turn would be sealed on load); notices fill up.
 	for len(all) < n {
-		all = append(all, session.New(session.TypeNotice, session.Notice{Text: "Model request failed: rate limited; retrying."}))
+		all = append(all, session.New(session.Notice{Text: "Model request failed: rate limited; retrying."}))
 	}
 	for _, ev := range all {
 		lg.Append(ev)
@@ -135,8 +135,8 @@ func BenchmarkLoadReplay10k(b *testing.B) {
 					b.Fatal(err)
 				}
 				s, _ := a.session("big")
-				if s.log.Len() != 10_000 || len(s.history) == 0 {
-					b.Fatalf("loaded %d events, %d messages", s.log.Len(), len(s.history))
+				if s.log.Len() != 10_000 || len(s.history()) == 0 {
+					b.Fatalf("loaded %d events, %d messages", s.log.Len(), len(s.history()))
 				}
 				sent = c.sent
 				a.Shutdown()

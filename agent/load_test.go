@@ -188,6 +188,12 @@ func userChunk(id, text string) string {
 	return string(b)
 }
 
+func (s *Session) turnCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.turns
+}
+
 func (a *Agent) liveSession(t *testing.T, id string) *Session {
 	t.Helper()
 	s, err := a.session(id)
@@ -223,7 +229,7 @@ func TestReplayEqualsLive(t *testing.T) {
 				want = append(want, content(live)...)
 			}
 			s1 := a1.liveSession(t, id)
-			liveHistory, liveTurns := slices.Clone(s1.history), s1.turns
+			liveHistory, liveTurns := s1.history(), s1.turnCount()
 			if _, err := a1.CloseSession(t.Context(), &acp.CloseSessionRequest{SessionID: id}); err != nil {
 				t.Fatal(err)
 			}
@@ -245,11 +251,11 @@ func TestReplayEqualsLive(t *testing.T) {
 				t.Errorf("replay differs from live (-live +replay):\n%s", lineDiff(want, got))
 			}
 			s2 := a2.liveSession(t, id)
-			if !reflect.DeepEqual(s2.history, liveHistory) {
-				t.Errorf("rebuilt history differs:\nlive    %+v\nrebuilt %+v", liveHistory, s2.history)
+			if !reflect.DeepEqual(s2.history(), liveHistory) {
+				t.Errorf("rebuilt history differs:\nlive    %+v\nrebuilt %+v", liveHistory, s2.history())
 			}
-			if s2.turns != liveTurns {
-				t.Errorf("turns = %d, want %d", s2.turns, liveTurns)
+			if s2.turnCount() != liveTurns {
+				t.Errorf("turns = %d, want %d", s2.turnCount(), liveTurns)
 			}
 		})
 	}
@@ -317,8 +323,8 @@ func TestLoadedSessionContinues(t *testing.T) {
 				t.Errorf("the model got a different conversation after %s:\nwant %+v\n got %+v", how, want, got)
 			}
 			s := a2.liveSession(t, id)
-			if s.turns != len(stPrompts) {
-				t.Errorf("turn counter = %d, want %d", s.turns, len(stPrompts))
+			if s.turnCount() != len(stPrompts) {
+				t.Errorf("turn counter = %d, want %d", s.turnCount(), len(stPrompts))
 			}
 		})
 	}
@@ -377,13 +383,13 @@ func TestLoadFailsInterruptedCalls(t *testing.T) {
 	e := newStEnv(t)
 	args := `{"file_path":"a.go"}`
 	e.writeLog("crashed",
-		session.New(session.TypeUserMessage, session.UserMessage{Prompt: json.RawMessage(`[{"type":"text","text":"go"}]`), Text: "go"}),
-		session.New(session.TypeTurnStart, session.TurnStart{Turn: 1}),
-		session.New(session.TypeAssistantChunk, session.AssistantChunk{Kind: "text", Text: "Reading."}),
-		session.New(session.TypeAssistantMessage, session.AssistantMessage{Text: "Reading.", ToolCalls: []session.MessageCall{
+		session.New(session.UserMessage{Prompt: json.RawMessage(`[{"type":"text","text":"go"}]`), Text: "go"}),
+		session.New(session.TurnStart{Turn: 1}),
+		session.New(session.AssistantChunk{Kind: "text", Text: "Reading."}),
+		session.New(session.AssistantMessage{Text: "Reading.", ToolCalls: []session.MessageCall{
 			{ID: "c1", Name: "read", Arguments: args}, {ID: "c2", Name: "read", Arguments: `{"file_path": "b.txt"}`}}}),
-		session.New(session.TypeToolCall, session.ToolCall{CallID: "c1", Name: "read", Args: json.RawMessage(args)}),
-		session.New(session.TypeToolStatus, session.ToolStatus{CallID: "c1", Status: "running"}),
+		session.New(session.ToolCall{CallID: "c1", Name: "read", Args: json.RawMessage(args)}),
+		session.New(session.ToolStatus{CallID: "c1", Status: "running"}),
 	)
 	a, c := e.agent(nil, acp.ClientCapabilities{})
 	if _, err := a.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: "crashed", Cwd: e.cwd, McpServers: []acp.McpServer{}}); err != nil {
@@ -407,7 +413,7 @@ func TestLoadFailsInterruptedCalls(t *testing.T) {
 	}
 	s := a.liveSession(t, "crashed")
 	var answered []string
-	for _, m := range s.history {
+	for _, m := range s.history() {
 		if m.Role == model.RoleTool {
 			answered = append(answered, m.ToolCallID)
 			if !strings.Contains(m.Content, "acp-bridge stopped") {
@@ -419,8 +425,8 @@ func TestLoadFailsInterruptedCalls(t *testing.T) {
 		t.Errorf("calls answered in the context: %v, want [c1 c2]", answered)
 	}
 	evs := s.log.Events()
-	if last := evs[len(evs)-1]; last.Type != session.TypeTurnEnd {
-		t.Errorf("the open turn was not closed: last event %s", last.Type)
+	if last := evs[len(evs)-1]; last.Type() != session.TypeTurnEnd {
+		t.Errorf("the open turn was not closed: last event %s", last.Type())
 	}
 	n := len(evs)
 
@@ -443,7 +449,7 @@ func TestLoadRefusals(t *testing.T) {
 	a, _ := e.agent(stScript(t, stResponses[1]), acp.ClientCapabilities{})
 	live := e.newSession(a)
 	a.Prompt(t.Context(), &acp.PromptRequest{SessionID: live, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
-	e.writeLog("stored", session.New(session.TypeNotice, session.Notice{Text: "x"}))
+	e.writeLog("stored", session.New(session.Notice{Text: "x"}))
 	writeRaw := func(id string, lines ...string) {
 		body := fmt.Sprintf(`{"type":"session","version":1,"id":%q,"cwd":%q,"created":"2026-03-01T09:00:00Z"}`, id, e.cwd) + "\n" + strings.Join(lines, "\n") + "\n"
 		if err := os.WriteFile(filepath.Join(e.dir, id+".jsonl"), []byte(body), 0o600); err != nil {
@@ -458,7 +464,7 @@ func TestLoadRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.writeLog("elsewhere", session.New(session.TypeNotice, session.Notice{Text: "x"}))
+	e.writeLog("elsewhere", session.New(session.Notice{Text: "x"}))
 	held, _, err := other.Open("elsewhere")
 	if err != nil {
 		t.Fatal(err)
@@ -470,7 +476,6 @@ func TestLoadRefusals(t *testing.T) {
 		code          int
 		msg           string
 	}{
-		{"already live", live, e.cwd, acp.CodeInvalidParams, "already live"},
 		{"not stored", "nosuch", e.cwd, acp.CodeResourceNotFound, "session not found"},
 		{"id that is a path", "../etc/passwd", e.cwd, acp.CodeResourceNotFound, "session not found"},
 		{"other cwd", "stored", "/elsewhere", acp.CodeInvalidParams, "belongs to " + e.cwd},
@@ -528,7 +533,7 @@ func TestListSessions(t *testing.T) {
 		return r.SessionID
 	}
 	first := mk(e.cwd, "first question")
-	mk(e.cwd, "") // never prompted: not worth listing
+	empty := mk(e.cwd, "") // never prompted: listed too, it can be loaded
 	elsewhere := mk(other, "in the other project")
 	second := mk(e.cwd, "second question\nwith details")
 	third := mk(e.cwd, "third")
@@ -563,21 +568,21 @@ func TestListSessions(t *testing.T) {
 			t.Fatal("pagination does not end")
 		}
 	}
-	if want := []string{third, second, first}; !slices.Equal(ids, want) {
-		t.Errorf("listed %v, want %v (newest first, other cwd and empty sessions left out)", ids, want)
+	if want := []string{third, second, empty, first}; !slices.Equal(ids, want) {
+		t.Errorf("listed %v, want %v (newest first, other cwd left out)", ids, want)
 	}
-	if want := []string{"third", "second question", "first question"}; !slices.Equal(titles, want) {
+	if want := []string{"third", "second question", "", "first question"}; !slices.Equal(titles, want) {
 		t.Errorf("titles %q, want %q", titles, want)
 	}
 	if pages != 2 {
-		t.Errorf("%d pages of size 2 for 3 sessions", pages)
+		t.Errorf("%d pages of size 2 for 4 sessions", pages)
 	}
 	all := page("", "")
 	if len(all.Sessions) != 2 || all.Sessions[0].SessionID != third || all.Sessions[1].SessionID != second {
 		t.Errorf("unfiltered first page = %+v", all.Sessions)
 	}
 	rest := page("", all.NextCursor)
-	if len(rest.Sessions) != 2 || rest.Sessions[0].SessionID != elsewhere || rest.Sessions[1].SessionID != first || rest.NextCursor != "" {
+	if len(rest.Sessions) != 2 || rest.Sessions[0].SessionID != elsewhere || rest.Sessions[1].SessionID != empty || rest.NextCursor == "" {
 		t.Errorf("unfiltered second page = %+v, next %q", rest.Sessions, rest.NextCursor)
 	}
 	for _, bad := range []string{"not-base64!", "e30", "bm9wZQ"} {
@@ -602,15 +607,16 @@ func TestDeleteAndClose(t *testing.T) {
 		return err == nil
 	}
 
-	// Closing keeps a prompted session's log and drops an empty one.
+	// Closing keeps every session's log: one never prompted still has its
+	// controls, and loads with them.
 	kept, empty := prompted(), e.newSession(a)
 	for _, id := range []string{kept, empty} {
 		if _, err := a.CloseSession(t.Context(), &acp.CloseSessionRequest{SessionID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if !exists(kept) || exists(empty) {
-		t.Errorf("after close: prompted log exists %v (want true), empty log exists %v (want false)", exists(kept), exists(empty))
+	if !exists(kept) || !exists(empty) {
+		t.Errorf("after close: prompted log exists %v, empty log exists %v (want both)", exists(kept), exists(empty))
 	}
 
 	// Deleting a stored session, and a live one (closed first).
@@ -626,12 +632,15 @@ func TestDeleteAndClose(t *testing.T) {
 	if _, err := a.session(live); err == nil {
 		t.Error("a deleted live session is still live")
 	}
-	_, err := a.DeleteSession(t.Context(), &acp.DeleteSessionRequest{SessionID: kept})
-	var ae *acp.Error
-	if !errors.As(err, &ae) || ae.Code != acp.CodeResourceNotFound {
-		t.Errorf("second delete = %v, want not found", err)
+	// An id with no session is deleted already: that succeeds (the spec's
+	// SHOULD), for a deleted one, one never known and one no file can have.
+	for _, id := range []string{kept, "never-was", "../etc/passwd"} {
+		if _, err := a.DeleteSession(t.Context(), &acp.DeleteSessionRequest{SessionID: id}); err != nil {
+			t.Errorf("delete of %q with no session = %v, want success", id, err)
+		}
 	}
-	_, err = a.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: kept, Cwd: e.cwd, McpServers: []acp.McpServer{}})
+	var ae *acp.Error
+	_, err := a.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: kept, Cwd: e.cwd, McpServers: []acp.McpServer{}})
 	if !errors.As(err, &ae) || ae.Code != acp.CodeResourceNotFound {
 		t.Errorf("load after delete = %v, want not found", err)
 	}
@@ -735,23 +744,24 @@ func TestUnusableStoreKeepsSessionsWorking(t *testing.T) {
 	}
 }
 
-func TestRebuildHistory(t *testing.T) {
+// TestFoldHistory: the model's context is what apply makes of the log.
+func TestFoldHistory(t *testing.T) {
 	user := func(text string) session.Event {
-		return session.New(session.TypeUserMessage, session.UserMessage{Prompt: json.RawMessage(`[]`), Text: text})
+		return session.New(session.UserMessage{Prompt: json.RawMessage(`[]`), Text: text})
 	}
-	sent := session.New(session.TypeUserContext, session.UserContext{})
+	sent := session.New(session.UserContext{})
 	answer := func(text string, calls ...string) session.Event {
 		m := session.AssistantMessage{Text: text}
 		for _, c := range calls {
 			m.ToolCalls = append(m.ToolCalls, session.MessageCall{ID: c, Name: "read", Arguments: `{"file_path":"x"}`})
 		}
-		return session.New(session.TypeAssistantMessage, m)
+		return session.New(m)
 	}
 	result := func(id, text string) session.Event {
-		return session.New(session.TypeToolResult, session.ToolResult{CallID: id, Result: registry.Result{Content: []registry.Content{registry.Text(text)}}})
+		return session.New(session.ToolResult{CallID: id, Result: registry.Result{Content: []registry.Content{registry.Text(text)}}})
 	}
 	reset := func(reason, summary string) session.Event {
-		return session.New(session.TypeContextReset, session.ContextReset{Reason: reason, Summary: summary})
+		return session.New(session.ContextReset{Reason: reason, Summary: summary})
 	}
 	u := func(s string) model.Message { return model.Message{Role: model.RoleUser, Content: s} }
 	a := func(s string, calls ...string) model.Message {
@@ -771,7 +781,7 @@ func TestRebuildHistory(t *testing.T) {
 		want []model.Message
 	}{
 		{"a prompt that never reached a model is not context",
-			[]session.Event{user("hi"), session.New(session.TypeNotice, session.Notice{Text: "no model"})}, nil},
+			[]session.Event{user("hi"), session.New(session.Notice{Text: "no model"})}, nil},
 		{"a prompt cancelled before the model said anything is context",
 			[]session.Event{user("hi"), sent}, []model.Message{u("hi")}},
 		{"calls and their results, in order",
@@ -782,8 +792,8 @@ func TestRebuildHistory(t *testing.T) {
 			[]model.Message{u("q"), a("x", "c1"), tool("c1", "one")}},
 		{"additional context follows the last result of the response",
 			[]session.Event{user("q"), sent, answer("x", "c1", "c2"),
-				session.New(session.TypeToolResult, json.RawMessage(`{"callId":"c1","result":{"content":[{"type":"text","text":"one"}],"context":["lint: 2 warnings"]}}`)),
-				session.New(session.TypeToolResult, json.RawMessage(`{"callId":"c2","result":{"content":[{"type":"text","text":"two"}],"context":["tests: ok"]}}`))},
+				session.New(session.ToolResult{CallID: "c1", Result: registry.Result{Content: []registry.Content{registry.Text("one")}, Context: []string{"lint: 2 warnings"}}}),
+				session.New(session.ToolResult{CallID: "c2", Result: registry.Result{Content: []registry.Content{registry.Text("two")}, Context: []string{"tests: ok"}}})},
 			[]model.Message{u("q"), a("x", "c1", "c2"), tool("c1", "one"), tool("c2", "two"), u("lint: 2 warnings\n\ntests: ok")}},
 		{"/clear empties the context",
 			[]session.Event{user("q"), sent, answer("a"), user("/clear"), reset("clear", ""), user("next"), sent},
@@ -794,9 +804,12 @@ func TestRebuildHistory(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := rebuildHistory(tc.evs)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("history\n got %+v\nwant %+v", got, tc.want)
+			st := newState(ctlState{}, nil)
+			for _, ev := range tc.evs {
+				st.apply(ev)
+			}
+			if got := st.history; !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("history\n got %+v\nwant %+v", st.history, tc.want)
 			}
 		})
 	}

@@ -316,12 +316,3 @@ func stopMCPServers(servers []*mcpServer) {
 	}
 	wg.Wait()
 }
-
-// stopMCPAll stops the servers of many sessions in parallel (shutdown).
-func stopMCPAll(ss []*Session) {
-	var wg sync.WaitGroup
-	for _, s := range ss {
-		wg.Go(s.stopMCP)
-	}
-	wg.Wait()
-}

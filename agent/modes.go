@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -59,21 +59,6 @@ type Price struct {
 
 const defaultContextWindow = 128000
 
-// controls is a session's selectable state. It has its own lock: the
-// pipeline's gate reads it while a turn runs, and set_mode may land mid-turn
-// (the change takes effect on the next tool call).
-type controls struct {
-	mu    sync.Mutex
-	mode  string
-	model string // a ModelChoice ID; "" when the agent has no models
-
-	// usage.go and commands.go
-	title      string
-	cost       float64
-	images     []model.Image // of the prompt being run
-	titleAsked bool
-}
-
 // models returns the agent's model choices; a lone Options.Model becomes one.
 func (a *Agent) models() []ModelChoice {
 	if len(a.o.Models) > 0 {
@@ -112,21 +97,23 @@ func (a *Agent) defaultModelImages() bool {
 	return ms[0].Images
 }
 
-// initControls sets a new session's mode and model from the agent's defaults.
-func (s *Session) initControls() {
-	s.ctl.mu.Lock()
-	defer s.ctl.mu.Unlock()
-	s.ctl.mode = s.a.o.PermissionMode
-	if !ValidMode(s.ctl.mode) {
-		s.ctl.mode = ModeAsk
+// defaultControls are a new session's mode, model and tools mode, from the
+// agent's options.
+func (a *Agent) defaultControls() ctlState {
+	c := ctlState{mode: a.o.PermissionMode, tools: a.o.ToolsMode}
+	if !ValidMode(c.mode) {
+		c.mode = ModeAsk
 	}
-	ms := s.a.models()
-	if len(ms) > 0 {
-		s.ctl.model = ms[0].ID
-		if s.a.modelChoice(s.a.o.DefaultModel) != nil {
-			s.ctl.model = s.a.o.DefaultModel
+	if c.tools == "" {
+		c.tools = codemode.ModeNative
+	}
+	if ms := a.models(); len(ms) > 0 {
+		c.model = ms[0].ID
+		if a.modelChoice(a.o.DefaultModel) != nil {
+			c.model = a.o.DefaultModel
 		}
 	}
+	return c
 }
 
 // Controls returns what session/new, load and resume answer with: the
@@ -136,72 +123,34 @@ func (s *Session) Controls() (*acp.SessionModeState, []acp.ConfigOption) {
 	return mapping.ModeState(st), mapping.ConfigOptions(st)
 }
 
-// RestoreControls re-applies what a replayed log says about the controls:
-// the last mode and model (when still offered), the title and the running
-// cost. session/load calls it with the stored events before replaying them.
-func (s *Session) RestoreControls(events []session.Event) {
-	for _, ev := range events {
-		switch ev.Type {
-		case session.TypeControls:
-			c, err := session.Decode[session.Controls](ev)
-			if err != nil {
-				continue
-			}
-			s.ctl.mu.Lock()
-			if ValidMode(c.Mode) {
-				s.ctl.mode = c.Mode
-			}
-			if s.a.modelChoice(c.Model) != nil {
-				s.ctl.model = c.Model
-			}
-			s.ctl.mu.Unlock()
-			if c.Tools != "" {
-				raw, _ := json.Marshal(c.Tools)
-				_ = s.SetToolsMode(raw) // a mode this build does not know keeps the default
-			}
-		case session.TypeTitle:
-			if t, err := session.Decode[session.Title](ev); err == nil && t.Title != "" {
-				s.ctl.mu.Lock()
-				s.ctl.title, s.ctl.titleAsked = t.Title, true
-				s.ctl.mu.Unlock()
-			}
-		case session.TypeUsage:
-			if u, err := session.Decode[session.Usage](ev); err == nil && u.Currency != "" {
-				s.ctl.mu.Lock()
-				s.ctl.cost = u.Cost
-				s.ctl.mu.Unlock()
-			}
-		}
-	}
-}
-
 // controlsState is the complete state the mapping renders.
 func (s *Session) controlsState() session.Controls {
-	s.ctl.mu.Lock()
-	defer s.ctl.mu.Unlock()
-	c := session.Controls{Mode: s.ctl.mode, Modes: PermissionModes, Model: s.ctl.model}
-	for _, m := range s.a.models() {
+	s.mu.Lock()
+	ctl := s.st.ctl
+	s.mu.Unlock()
+	return s.a.controlsOf(ctl)
+}
+
+// controlsOf is the event that records ctl, with the choices offered.
+func (a *Agent) controlsOf(ctl ctlState) session.Controls {
+	c := session.Controls{Mode: ctl.mode, Modes: PermissionModes, Model: ctl.model,
+		Tools: string(ctl.tools), ToolsModes: toolsModeChoices}
+	for _, m := range a.models() {
 		c.Models = append(c.Models, session.Choice{ID: m.ID, Name: m.Name, Description: m.Description})
-	}
-	if s.code != nil {
-		c.Tools, c.ToolsModes = string(s.code.get()), toolsModeChoices
 	}
 	return c
 }
 
-func (s *Session) mode() string {
-	s.ctl.mu.Lock()
-	defer s.ctl.mu.Unlock()
-	return s.ctl.mode
+func (s *Session) controls() ctlState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.ctl
 }
 
+func (s *Session) mode() string { return s.controls().mode }
+
 // currentModel is the session's model, or nil when none is configured.
-func (s *Session) currentModel() *ModelChoice {
-	s.ctl.mu.Lock()
-	id := s.ctl.model
-	s.ctl.mu.Unlock()
-	return s.a.modelChoice(id)
-}
+func (s *Session) currentModel() *ModelChoice { return s.a.modelChoice(s.controls().model) }
 
 // provider is the provider the next model request goes to.
 func (s *Session) provider() model.Provider {
@@ -211,36 +160,33 @@ func (s *Session) provider() model.Provider {
 	return nil
 }
 
-// setControl changes the mode or the model and logs the new state, which
-// the mapping sends as current_mode_update and config_option_update.
+// setControl changes the mode, the model or the tools mode by logging the
+// new state, which the mapping sends as current_mode_update and
+// config_option_update. A change lands between two tool calls of a turn at
+// the earliest: the gate reads the mode at each call.
 func (s *Session) setControl(ctx context.Context, id, value string) error {
-	s.ctl.mu.Lock()
+	ctl := s.controls()
 	switch id {
 	case mapping.ConfigMode:
 		if !ValidMode(value) {
-			s.ctl.mu.Unlock()
 			return acp.InvalidParams("invalid params: unknown mode %q (use %s)", value, modeIDs())
 		}
-		s.ctl.mode = value
+		ctl.mode = value
 	case mapping.ConfigModel:
 		if s.a.modelChoice(value) == nil {
-			s.ctl.mu.Unlock()
 			return acp.InvalidParams("invalid params: unknown model %q (use %s)", value, s.a.modelIDs())
 		}
-		s.ctl.model = value
+		ctl.model = value
 	case mapping.ConfigTools:
-		s.ctl.mu.Unlock()
-		raw, _ := json.Marshal(value)
-		if err := s.SetToolsMode(raw); err != nil {
-			return err
+		m, err := codemode.ParseMode(value)
+		if err != nil || value == "" {
+			return acp.InvalidParams("invalid params: %s: unknown value %q (want native, code or both)", mapping.ConfigTools, value)
 		}
-		s.ctl.mu.Lock()
+		ctl.tools = m
 	default:
-		s.ctl.mu.Unlock()
 		return acp.InvalidParams("invalid params: unknown config option %q (this agent has %q, %q and %q)", id, mapping.ConfigMode, mapping.ConfigModel, mapping.ConfigTools)
 	}
-	s.ctl.mu.Unlock()
-	s.emit(ctx, session.New(session.TypeControls, s.controlsState()))
+	s.emit(ctx, session.New(s.a.controlsOf(ctl)))
 	return nil
 }
 

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"sync"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -19,30 +18,10 @@ const (
 	optRejectAlways = "reject-always"
 )
 
-// permissions remembers "always" answers for the session. The key is the
-// tool's registry.Permission.Key, which scopes an answer to what its button
-// said ("bash:go test" for `go test` commands, "edit:<workspace>" for edits
-// inside the workspace); ACP leaves remembering to the agent.
-type permissions struct {
-	mu     sync.Mutex
-	always map[string]bool // key -> allowed (true) or rejected (false)
-}
-
-func (p *permissions) get(key string) (allowed, known bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	allowed, known = p.always[key]
-	return
-}
-
-func (p *permissions) set(key string, allowed bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.always == nil {
-		p.always = map[string]bool{}
-	}
-	p.always[key] = allowed
-}
+// "Always" answers are remembered for the session in its state (grants),
+// by the tool's registry.Permission.Key, which scopes an answer to what its
+// button said ("bash:go test" for `go test` commands, "edit:<workspace>"
+// for edits inside the workspace); ACP leaves remembering to the agent.
 
 // Approve asks the editor about a call with session/request_permission,
 // unless an "always" answer for the same key already decided it. The
@@ -64,14 +43,17 @@ func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call
 			subject = p.Subject
 		}
 	}
-	if allowed, known := s.perms.get(key); known {
+	s.mu.Lock()
+	allowed, known := s.st.grants[key]
+	s.mu.Unlock()
+	if known {
 		s.a.log.Debug("permission remembered", "session", s.id, "tool", d.Name, "key", key, "allowed", allowed)
 		if allowed {
 			return pipeline.Approved, nil
 		}
 		return pipeline.Rejected, nil
 	}
-	s.emit(ctx, session.New(session.TypeToolStatus, session.ToolStatus{CallID: c.ID, Status: "awaiting_permission"}))
+	s.emit(ctx, session.New(session.ToolStatus{CallID: c.ID, Status: "awaiting_permission"}))
 	s.emitMu.Lock()
 	tc, known := s.tr.PermissionToolCall(c.ID)
 	s.emitMu.Unlock()
@@ -115,21 +97,8 @@ func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call
 	return pipeline.Rejected, nil
 }
 
-// grant remembers an "always" answer for the session and logs it, so a
-// loaded or resumed session still knows it (restoreGrants).
+// grant logs an "always" answer; applying it is what remembers it, so a
+// loaded or resumed session still knows it.
 func (s *Session) grant(ctx context.Context, key string, allowed bool) {
-	s.perms.set(key, allowed)
-	s.emit(ctx, session.New(session.TypeGrant, session.Grant{Key: key, Allowed: allowed}))
-}
-
-// restoreGrants re-applies the "always" answers a stored log holds.
-func (s *Session) restoreGrants(events []session.Event) {
-	for _, ev := range events {
-		if ev.Type != session.TypeGrant {
-			continue
-		}
-		if g, err := session.Decode[session.Grant](ev); err == nil && g.Key != "" {
-			s.perms.set(g.Key, g.Allowed)
-		}
-	}
+	s.emit(ctx, session.New(session.Grant{Key: key, Allowed: allowed}))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -34,26 +35,26 @@ type Session struct {
 	tr         *mapping.Translator
 	saveFailed bool // the log could not be written; the user was told (emit)
 
+	// mu guards st and the running turn. Lock order: emitMu, then mu.
 	mu      sync.Mutex
+	st      *state // changed only by apply, in commitLocked (state.go)
 	running bool
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
-	turns   int
-	history []model.Message
-	perms   permissions
 
-	ctl   controls      // mode, model, title, usage (modes.go, usage.go)
 	ready chan struct{} // closed once the session is announced (commands.go)
 	mcp   mcpServers    // the editor's MCP servers (mcp.go)
 }
 
-func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities) *Session {
+// newSession builds a session over lg; replay says whether its translator
+// starts by replaying a stored log to the editor (session/load).
+func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities, lg *session.Log, replay bool) *Session {
 	s := &Session{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
-		scope: a.o.Registry.NewScope(), log: session.NewLog(a.o.Now)}
+		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
-	s.code = newCodeMode(s) // the scope's own run_code and tools mode
-	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput()})
-	s.initControls()
+	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
+	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput(), Replay: replay})
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:     []pipeline.Gate{s.modeGate}, // modeGate consults permissionGate
 		Observers: []pipeline.Observer{s.observePlan},
@@ -66,23 +67,33 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	return s
 }
 
-// emit appends an event and sends its updates. Updates are written with a
-// context that outlives a cancelled turn: final card updates must still go out.
-func (s *Session) emit(ctx context.Context, ev session.Event) {
+// emit appends an event, applies it and sends its updates: the one live
+// path. Updates are written with a context that outlives a cancelled turn:
+// final card updates must still go out.
+func (s *Session) emit(ctx context.Context, ev session.Event) { s.record(ctx, ev, true) }
+
+// record appends, applies and translates an event; send says whether the
+// editor sees the updates (not for what it learns otherwise: the controls
+// session/new answers with, the seal of a resumed session).
+func (s *Session) record(ctx context.Context, ev session.Event, send bool) {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	ev = s.log.Append(ev)
-	updates := s.tr.Translate(ev)
+	updates := s.fold(s.log.Append(ev))
 	if !s.saveFailed {
 		if err := s.log.Err(); err != nil {
 			// The disk filled up (or went away): say so once, where the
 			// user looks; the session goes on in memory.
 			s.saveFailed = true
-			n := s.log.Append(session.New(session.TypeNotice, session.Notice{Text: fmt.Sprintf(
-				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err)}))
-			updates = append(updates, s.tr.Translate(n)...)
+			updates = append(updates, s.fold(s.log.Append(session.New(session.Notice{Text: fmt.Sprintf(
+				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err)})))...)
 		}
 	}
+	if send {
+		s.send(ctx, updates)
+	}
+}
+
+func (s *Session) send(ctx context.Context, updates []acp.Update) {
 	for _, u := range updates {
 		if err := s.a.client.SessionUpdate(context.WithoutCancel(ctx), s.id, u); err != nil {
 			s.a.log.Debug("session/update not delivered", "session", s.id, "err", err)
@@ -90,8 +101,21 @@ func (s *Session) emit(ctx context.Context, ev session.Event) {
 	}
 }
 
+// fold applies one logged event to the state and translates it; called
+// with emitMu held, for every event live and on load alike.
+func (s *Session) fold(ev session.Event) []acp.Update {
+	s.mu.Lock()
+	s.st.apply(ev)
+	tools := s.st.ctl.tools
+	s.mu.Unlock()
+	if _, ok := ev.Payload.(session.Controls); ok {
+		s.code.set(tools) // the scope's visibility follows the state
+	}
+	return s.tr.Translate(ev)
+}
+
 func (s *Session) notice(ctx context.Context, text string) {
-	s.emit(ctx, session.New(session.TypeNotice, session.Notice{Text: text}))
+	s.emit(ctx, session.New(session.Notice{Text: text}))
 }
 
 // cancel stops the running turn, if any. It never blocks.
@@ -103,12 +127,20 @@ func (s *Session) cancel() {
 	}
 }
 
-// close cancels the running turn and waits for it to finish.
-func (s *Session) close() { s.closeWith(context.Canceled) }
+// close ends the session, for session/close, session/delete and shutdown
+// alike: the running turn is cancelled with cause and waited for, the MCP
+// servers are stopped, and the log is closed. registry.ErrShutdown tells
+// tools the editor is gone (no grace periods).
+func (s *Session) close(cause error) {
+	s.stopTurn(cause)
+	s.stopMCP()
+	if err := s.log.Close(); err != nil {
+		s.a.log.Warn("closing the session log failed", "session", s.id, "err", err)
+	}
+}
 
-// closeWith cancels the running turn with cause and waits for it to finish.
-// registry.ErrShutdown tells tools the editor is gone (no grace periods).
-func (s *Session) closeWith(cause error) {
+// stopTurn cancels the running turn with cause and waits for it to finish.
+func (s *Session) stopTurn(cause error) {
 	s.mu.Lock()
 	if s.stop != nil {
 		s.stop(cause)
@@ -139,11 +171,7 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 	unhook := context.AfterFunc(ctx, func() { stop(s.a.cancelCause()) })
 	defer unhook()
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
-	s.turns++
-	turn := s.turns
-	s.ctl.mu.Lock()
-	s.ctl.images = images
-	s.ctl.mu.Unlock()
+	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -155,14 +183,14 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 	}()
 
 	raw, _ := json.Marshal(blocks)
-	s.emit(ctx, session.New(session.TypeUserMessage, session.UserMessage{Prompt: raw, Text: text}))
-	s.emit(ctx, session.New(session.TypeTurnStart, session.TurnStart{Turn: turn}))
+	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images}))
+	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
 	reason := s.turn(tctx, text) // commands.go: slash commands, else run
 	if tctx.Err() != nil {
 		reason = acp.StopCancelled
 	}
-	s.failUnfinished(ctx)
-	s.emit(ctx, session.New(session.TypeTurnEnd, session.TurnEnd{Turn: turn, StopReason: string(reason)}))
+	s.closeOpen(ctx, true, "ABORTED", "tool call aborted", "tool call aborted before it started")
+	s.emit(ctx, session.New(session.TurnEnd{Turn: turn, StopReason: string(reason)}))
 	return reason, nil
 }
 
@@ -173,10 +201,8 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn
 	}
-	s.mu.Lock()
-	s.history = append(s.history, model.Message{Role: model.RoleUser, Content: text, Images: s.takeImages()})
-	s.mu.Unlock()
-	s.emit(ctx, session.New(session.TypeUserContext, session.UserContext{})) // load.go rebuilds from it
+	// The prompt enters the model's context (state.apply), live and on load.
+	s.emit(ctx, session.New(session.UserContext{}))
 
 	for range s.a.o.MaxTurnRequests {
 		msg, finish, err := s.stream(ctx)
@@ -203,19 +229,8 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 			}
 			return acp.StopEndTurn
 		}
-		results := s.runTools(ctx, msg.ToolCalls)
-		s.mu.Lock()
-		var extra []string
-		for i, tc := range msg.ToolCalls {
-			s.history = append(s.history, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: results[i].Text()})
-			extra = append(extra, results[i].Context...)
-		}
-		// Additional context from post-execute policy follows the results,
-		// so every tool message stays next to the call it answers.
-		if len(extra) > 0 {
-			s.history = append(s.history, model.Message{Role: model.RoleUser, Content: strings.Join(extra, "\n\n")})
-		}
-		s.mu.Unlock()
+		// Each result enters the context as it is logged (state.apply).
+		s.runTools(ctx, msg.ToolCalls)
 		if ctx.Err() != nil {
 			return acp.StopCancelled
 		}
@@ -226,22 +241,17 @@ func (s *Session) run(ctx context.Context, text string) acp.StopReason {
 	return acp.StopMaxTurnRequests
 }
 
+// commit logs a complete model response; applying it adds it to the context.
 func (s *Session) commit(msg model.Message) {
 	if msg.Content == "" && msg.Reasoning == "" && len(msg.ToolCalls) == 0 {
 		return
 	}
-	s.mu.Lock()
-	s.history = append(s.history, msg)
-	s.mu.Unlock()
-	// The log keeps the response whole, so a load rebuilds this history (load.go).
 	s.emit(context.Background(), assistantEvent(msg))
 }
 
 // stream makes one model request, emitting text and thoughts as they arrive.
 func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, error) {
-	s.mu.Lock()
-	req := &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt() + s.codePrompt()}}, s.history...)}
-	s.mu.Unlock()
+	req := s.request()
 	// Schemas is the one visibility function: what the model is offered is
 	// what Resolve lets run (in code mode, only run_code).
 	for _, d := range s.scope.Schemas() {
@@ -258,10 +268,10 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 		switch ev.Kind {
 		case model.EventText:
 			text.WriteString(ev.Text)
-			s.emit(ctx, session.New(session.TypeAssistantChunk, session.AssistantChunk{Kind: "text", Text: ev.Text}))
+			s.emit(ctx, session.New(session.AssistantChunk{Kind: "text", Text: ev.Text}))
 		case model.EventThought:
 			thought.WriteString(ev.Text)
-			s.emit(ctx, session.New(session.TypeAssistantChunk, session.AssistantChunk{Kind: "thought", Text: ev.Text}))
+			s.emit(ctx, session.New(session.AssistantChunk{Kind: "thought", Text: ev.Text}))
 		case model.EventToolCall:
 			msg.ToolCalls = append(msg.ToolCalls, *ev.ToolCall)
 		case model.EventFinish:
@@ -300,11 +310,11 @@ func (s *Session) runTools(ctx context.Context, tcs []model.ToolCall) []registry
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) {
-			s.emit(ctx, session.New(session.TypeToolCall, session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args}))
+			s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args}))
 		},
 		Done: func(i int, c *registry.Call, r registry.Result) {
 			outs[i].Close()
-			s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: c.ID, Result: r}))
+			s.emit(ctx, session.New(session.ToolResult{CallID: c.ID, Result: r}))
 		},
 	})
 }
@@ -313,7 +323,7 @@ func (s *Session) runTools(ctx context.Context, tcs []model.ToolCall) []registry
 // about to dispatch, so its card moves to in_progress.
 func (s *Session) markRunning(_ *registry.Def, next pipeline.Next) pipeline.Next {
 	return func(ctx context.Context, c *registry.Call) registry.Result {
-		s.emit(ctx, session.New(session.TypeToolStatus, session.ToolStatus{CallID: c.ID, Status: "running"}))
+		s.emit(ctx, session.New(session.ToolStatus{CallID: c.ID, Status: "running"}))
 		return next(ctx, c)
 	}
 }
@@ -326,15 +336,33 @@ func (s *Session) permissionGate(_ context.Context, d *registry.Def, c *registry
 	return pipeline.Decision{Kind: pipeline.Allow}
 }
 
-// failUnfinished gives every card still open a final failed update.
-func (s *Session) failUnfinished(ctx context.Context) {
-	s.emitMu.Lock()
-	ids := s.tr.Unfinished()
-	s.emitMu.Unlock()
-	for _, id := range ids {
-		s.emit(ctx, session.New(session.TypeToolResult, session.ToolResult{CallID: id,
-			Result: registry.ErrorResult("ABORTED", "tool call aborted")}))
+// request is the next model request's messages, tools aside.
+func (s *Session) request() *model.Request {
+	sys := s.systemPrompt() + s.codePrompt()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: sys}}, s.st.history...)}
+}
+
+// closeOpen gives every call still without a result a failed one, with
+// code and msg; a call the model asked for that never got its card gets
+// the card first, failed with never. send as in record.
+func (s *Session) closeOpen(ctx context.Context, send bool, code, msg, never string) int {
+	s.mu.Lock()
+	open := slices.Clone(s.st.open)
+	s.mu.Unlock()
+	n := 0
+	for _, c := range open {
+		text := msg
+		if !c.carded {
+			s.record(ctx, session.New(c.call), send)
+			n++
+			text = never
+		}
+		s.record(ctx, session.New(session.ToolResult{CallID: c.call.CallID, Result: registry.ErrorResult(code, text)}), send)
+		n++
 	}
+	return n
 }
 
 func (s *Session) systemPrompt() string {

@@ -30,15 +30,13 @@ func (s *Session) recordUsage(ctx context.Context, u *model.Usage) {
 	ev := session.Usage{Used: u.InputTokens + u.OutputTokens, Size: size,
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Estimated: u.Estimated}
 	if m != nil && m.Price != nil {
-		s.ctl.mu.Lock()
-		s.ctl.cost += m.Price.cost(u)
-		ev.Cost, ev.Currency = s.ctl.cost, m.Price.Currency
-		s.ctl.mu.Unlock()
+		// The running total is in the event: applying it is what adds it.
+		ev.Cost, ev.Currency = s.controls().cost+m.Price.cost(u), m.Price.Currency
 		if ev.Currency == "" {
 			ev.Currency = "USD"
 		}
 	}
-	s.emit(ctx, session.New(session.TypeUsage, ev))
+	s.emit(ctx, session.New(ev))
 }
 
 // cost of one call: cached input at its own price when one is set.
@@ -54,30 +52,23 @@ func (p *Price) cost(u *model.Usage) float64 {
 // maybeTitle names the session after its first exchange with the model,
 // from the user's first words: asking the model would cost a request and
 // make the title depend on an endpoint being up.
+//
+// A prompt with nothing to name it by (only attachments) leaves the session
+// untitled, and the next exchange tries again: whether the session has a
+// title is all the log needs to say.
 func (s *Session) maybeTitle(ctx context.Context, prompt string) {
-	s.ctl.mu.Lock()
-	if s.ctl.titleAsked {
-		s.ctl.mu.Unlock()
+	if s.controls().title != "" {
 		return
 	}
-	s.ctl.titleAsked = true
-	s.ctl.mu.Unlock()
 	title := titleFrom(prompt)
 	if title == "" {
 		return
 	}
-	s.ctl.mu.Lock()
-	s.ctl.title = title
-	s.ctl.mu.Unlock()
-	s.emit(ctx, session.New(session.TypeTitle, session.Title{Title: title, UpdatedAt: s.a.o.Now().UTC().Format(time.RFC3339)}))
+	s.emit(ctx, session.New(session.Title{Title: title, UpdatedAt: s.a.o.Now().UTC().Format(time.RFC3339)}))
 }
 
 // Title returns the session's title, "" before the first exchange.
-func (s *Session) Title() string {
-	s.ctl.mu.Lock()
-	defer s.ctl.mu.Unlock()
-	return s.ctl.title
-}
+func (s *Session) Title() string { return s.controls().title }
 
 const titleMax = 60
 
@@ -123,5 +114,5 @@ func (s *Session) observePlan(_ *registry.Def, _ *registry.Call, r registry.Resu
 	if entries == nil {
 		entries = []session.PlanEntry{}
 	}
-	s.emit(context.Background(), session.New(session.TypePlan, session.Plan{Entries: entries}))
+	s.emit(context.Background(), session.New(session.Plan{Entries: entries}))
 }

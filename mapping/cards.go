@@ -21,7 +21,6 @@ func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
 		c.view = registry.GenericCard{Title: ev.Name, Kind: string(acp.KindOther)}
 	}
 	if t.calls[ev.CallID] == nil {
-		t.order = append(t.order, ev.CallID)
 	}
 	t.calls[ev.CallID] = c
 
@@ -134,7 +133,6 @@ func (t *Translator) toolResult(r session.ToolResult) []acp.Update {
 // "Tool call not found" entry, so the card is created whole instead.
 func (t *Translator) orphanResult(r session.ToolResult) []acp.Update {
 	t.calls[r.CallID] = &call{view: registry.GenericCard{}, done: true}
-	t.order = append(t.order, r.CallID)
 	return []acp.Update{acp.ToolCall{
 		ToolCallID: r.CallID, Title: "Tool result", Kind: acp.KindOther, Status: resultStatus(r.Result),
 		Content: textItems(r.Result.Content), RawOutput: rawOutput(r.Result),

@@ -31,8 +31,8 @@ func TestResultContentBlocks(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tr := New(nil, Options{Cwd: "/w"})
-			tr.Translate(session.New(session.TypeToolCall, session.ToolCall{CallID: "c", Name: "t", Args: json.RawMessage(`{}`)}))
-			ups := tr.Translate(session.New(session.TypeToolResult, session.ToolResult{CallID: "c",
+			tr.Translate(session.New(session.ToolCall{CallID: "c", Name: "t", Args: json.RawMessage(`{}`)}))
+			ups := tr.Translate(session.New(session.ToolResult{CallID: "c",
 				Result: registry.Result{Content: []registry.Content{c.in}}}))
 			if len(ups) != 1 {
 				t.Fatalf("updates: %+v", ups)

@@ -14,11 +14,11 @@ const (
 )
 
 // controls translates the session-control events.
-func (t *Translator) controls(ev session.Event) []acp.Update {
-	switch ev.Type {
-	case session.TypeControls:
-		c, err := session.Decode[session.Controls](ev)
-		if err != nil {
+func (t *Translator) controls(p session.Payload) []acp.Update {
+	switch c := p.(type) {
+	case session.Controls:
+		if c.Initial {
+			t.mode = c.Mode
 			return nil
 		}
 		// Both views, so clients reading either stay in sync: the legacy
@@ -29,11 +29,7 @@ func (t *Translator) controls(ev session.Event) []acp.Update {
 			out = append(out, acp.CurrentModeUpdate{CurrentModeID: c.Mode})
 		}
 		return append(out, acp.ConfigOptionUpdate{ConfigOptions: ConfigOptions(c)})
-	case session.TypeCommands:
-		c, err := session.Decode[session.Commands](ev)
-		if err != nil {
-			return nil
-		}
+	case session.Commands:
 		cmds := make([]acp.AvailableCommand, 0, len(c.Commands))
 		for _, cmd := range c.Commands {
 			ac := acp.AvailableCommand{Name: cmd.Name, Description: cmd.Description}
@@ -43,13 +39,9 @@ func (t *Translator) controls(ev session.Event) []acp.Update {
 			cmds = append(cmds, ac)
 		}
 		return []acp.Update{acp.AvailableCommandsUpdate{AvailableCommands: cmds}}
-	case session.TypePlan:
-		p, err := session.Decode[session.Plan](ev)
-		if err != nil {
-			return nil
-		}
-		entries := make([]acp.PlanEntry, 0, len(p.Entries))
-		for _, e := range p.Entries {
+	case session.Plan:
+		entries := make([]acp.PlanEntry, 0, len(c.Entries))
+		for _, e := range c.Entries {
 			prio := e.Priority
 			if prio != "high" && prio != "low" {
 				prio = "medium"
@@ -57,24 +49,19 @@ func (t *Translator) controls(ev session.Event) []acp.Update {
 			entries = append(entries, acp.PlanEntry{Content: e.Content, Priority: prio, Status: planStatus(e.Status)})
 		}
 		return []acp.Update{acp.Plan{Entries: entries}}
-	case session.TypeTitle:
-		ti, err := session.Decode[session.Title](ev)
-		if err != nil || ti.Title == "" {
+	case session.Title:
+		if c.Title == "" {
 			return nil
 		}
-		u := acp.SessionInfoUpdate{Title: &ti.Title}
-		if ti.UpdatedAt != "" {
-			u.UpdatedAt = &ti.UpdatedAt
+		u := acp.SessionInfoUpdate{Title: &c.Title}
+		if c.UpdatedAt != "" {
+			u.UpdatedAt = &c.UpdatedAt
 		}
 		return []acp.Update{u}
-	case session.TypeUsage:
-		us, err := session.Decode[session.Usage](ev)
-		if err != nil {
-			return nil
-		}
-		u := acp.UsageUpdate{Used: uint64(max(us.Used, 0)), Size: uint64(max(us.Size, 0))}
-		if us.Currency != "" {
-			u.Cost = &acp.Cost{Amount: us.Cost, Currency: us.Currency}
+	case session.Usage:
+		u := acp.UsageUpdate{Used: uint64(max(c.Used, 0)), Size: uint64(max(c.Size, 0))}
+		if c.Currency != "" {
+			u.Cost = &acp.Cost{Amount: c.Cost, Currency: c.Currency}
 		}
 		return []acp.Update{u}
 	}

@@ -16,42 +16,42 @@ func TestControlsTranslate(t *testing.T) {
 		want []string
 	}{{
 		name: "plan: priorities default to medium, statuses pass or become pending",
-		evs: []session.Event{session.New(session.TypePlan, session.Plan{Entries: []session.PlanEntry{
+		evs: []session.Event{session.New(session.Plan{Entries: []session.PlanEntry{
 			{Content: "a", Status: "completed", Priority: "high"}, {Content: "b", Status: "weird"}}})},
 		want: []string{`{"sessionUpdate":"plan","entries":[{"content":"a","priority":"high","status":"completed"},{"content":"b","priority":"medium","status":"pending"}]}`},
 	}, {
 		name: "empty plan is an empty array",
-		evs:  []session.Event{session.New(session.TypePlan, session.Plan{})},
+		evs:  []session.Event{session.New(session.Plan{})},
 		want: []string{`{"sessionUpdate":"plan","entries":[]}`},
 	}, {
 		name: "commands",
-		evs: []session.Event{session.New(session.TypeCommands, session.Commands{Commands: []session.Command{
+		evs: []session.Event{session.New(session.Commands{Commands: []session.Command{
 			{Name: "help", Description: "List"}, {Name: "mode", Description: "Set", Hint: "ask | plan"}}})},
 		want: []string{`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"help","description":"List"},{"name":"mode","description":"Set","input":{"hint":"ask | plan"}}]}`},
 	}, {
 		name: "title",
-		evs:  []session.Event{session.New(session.TypeTitle, session.Title{Title: "Fix it", UpdatedAt: "2026-12-02T14:00:00Z"})},
+		evs:  []session.Event{session.New(session.Title{Title: "Fix it", UpdatedAt: "2026-12-02T14:00:00Z"})},
 		want: []string{`{"sessionUpdate":"session_info_update","title":"Fix it","updatedAt":"2026-12-02T14:00:00Z"}`},
 	}, {
 		name: "usage without and with cost",
-		evs:  []session.Event{session.New(session.TypeUsage, session.Usage{Used: 1200, Size: 64000, Cost: 0.5, Currency: "USD"})},
+		evs:  []session.Event{session.New(session.Usage{Used: 1200, Size: 64000, Cost: 0.5, Currency: "USD"})},
 		want: []string{`{"sessionUpdate":"usage_update","used":1200,"size":64000,"cost":{"amount":0.5,"currency":"USD"}}`},
 	}, {
 		name: "controls: both views",
-		evs:  []session.Event{session.New(session.TypeControls, ctl)},
+		evs:  []session.Event{session.New(ctl)},
 		want: []string{
 			`{"sessionUpdate":"current_mode_update","currentModeId":"plan"}`,
 			`{"sessionUpdate":"config_option_update","configOptions":[{"id":"mode","name":"Permission mode","description":"What tool calls may do without asking","category":"mode","type":"select","currentValue":"plan","options":[{"value":"ask","name":"Ask"},{"value":"plan","name":"Plan"}]},{"id":"model","name":"Model","category":"model","type":"select","currentValue":"p/a","options":[{"value":"p/a","name":"A"}]}]}`,
 		},
 	}, {
 		name: "controls: an unchanged mode is not re-sent",
-		evs:  []session.Event{session.New(session.TypeControls, ctl), session.New(session.TypeControls, ctl)},
+		evs:  []session.Event{session.New(ctl), session.New(ctl)},
 		want: []string{
 			`{"sessionUpdate":"config_option_update","configOptions":[{"id":"mode","name":"Permission mode","description":"What tool calls may do without asking","category":"mode","type":"select","currentValue":"plan","options":[{"value":"ask","name":"Ask"},{"value":"plan","name":"Plan"}]},{"id":"model","name":"Model","category":"model","type":"select","currentValue":"p/a","options":[{"value":"p/a","name":"A"}]}]}`,
 		},
 	}, {
 		name: "context reset is not shown",
-		evs:  []session.Event{session.New(session.TypeContextReset, session.ContextReset{Reason: "clear"})},
+		evs:  []session.Event{session.New(session.ContextReset{Reason: "clear"})},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

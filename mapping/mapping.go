@@ -53,8 +53,7 @@ type Translator struct {
 	tools Tools
 	o     Options
 	calls map[string]*call
-	mode  string   // the last permission mode sent (controls.go)
-	order []string // call ids in the order their cards appeared
+	mode  string // the last permission mode sent (controls.go)
 }
 
 // call is what the translator remembers about one card.
@@ -78,79 +77,47 @@ func New(tools Tools, o Options) *Translator {
 
 // Translate turns one event into the updates the editor should see, in order.
 func (t *Translator) Translate(ev session.Event) []acp.Update {
-	switch ev.Type {
-	case session.TypeUserMessage:
+	switch p := ev.Payload.(type) {
+	case session.UserMessage:
 		if !t.o.Replay {
 			return nil
 		}
-		m, err := session.Decode[session.UserMessage](ev)
-		if err != nil {
-			return nil
-		}
 		var blocks []acp.ContentBlock
-		if json.Unmarshal(m.Prompt, &blocks) != nil {
-			blocks = []acp.ContentBlock{acp.TextBlock(m.Text)}
+		if json.Unmarshal(p.Prompt, &blocks) != nil {
+			blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
 		}
 		out := make([]acp.Update, 0, len(blocks))
 		for _, b := range blocks {
 			out = append(out, acp.UserMessageChunk{Content: b})
 		}
 		return out
-	case session.TypeAssistantChunk:
-		c, err := session.Decode[session.AssistantChunk](ev)
-		if err != nil || c.Text == "" {
+	case session.AssistantChunk:
+		if p.Text == "" {
 			return nil
 		}
-		chunk := acp.ContentChunk{Content: acp.TextBlock(c.Text), MessageID: c.MessageID}
-		if c.Kind == "thought" {
+		chunk := acp.ContentChunk{Content: acp.TextBlock(p.Text), MessageID: p.MessageID}
+		if p.Kind == "thought" {
 			return []acp.Update{acp.AgentThoughtChunk(chunk)}
 		}
 		return []acp.Update{acp.AgentMessageChunk(chunk)}
-	case session.TypeNotice:
-		n, err := session.Decode[session.Notice](ev)
-		if err != nil {
-			return nil
-		}
-		return []acp.Update{acp.AgentMessageChunk{Content: acp.TextBlock(n.Text)}}
-	case session.TypeToolCall:
-		c, err := session.Decode[session.ToolCall](ev)
-		if err != nil {
-			return nil
-		}
-		return t.toolCall(c)
-	case session.TypeToolStatus:
-		s, err := session.Decode[session.ToolStatus](ev)
-		if err != nil {
-			return nil
-		}
-		return t.toolStatus(s)
-	case session.TypeToolOutput:
-		o, err := session.Decode[session.ToolOutput](ev)
-		if err != nil {
-			return nil
-		}
-		return t.toolOutput(o)
-	case session.TypeToolResult:
-		r, err := session.Decode[session.ToolResult](ev)
-		if err != nil {
-			return nil
-		}
-		return t.toolResult(r)
+	case session.Notice:
+		return []acp.Update{acp.AgentMessageChunk{Content: acp.TextBlock(p.Text)}}
+	case session.ToolCall:
+		return t.toolCall(p)
+	case session.ToolStatus:
+		return t.toolStatus(p)
+	case session.ToolOutput:
+		return t.toolOutput(p)
+	case session.ToolResult:
+		return t.toolResult(p)
 	}
-	return t.controls(ev)
+	return t.controls(ev.Payload)
 }
 
-// Unfinished returns the ids of calls that have a card but no result, in the
-// order the cards appeared: the agent fails them when a turn is cut short.
-func (t *Translator) Unfinished() []string {
-	var ids []string
-	for _, id := range t.order {
-		if c := t.calls[id]; c != nil && !c.done {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
+// EndReplay switches a translator that replayed a log to live: from now on
+// the editor shows the user's messages itself. session/load replays through
+// the translator the session then goes on with.
+func (t *Translator) EndReplay() { t.o.Replay = false }
 
 func (t *Translator) toolStatus(s session.ToolStatus) []acp.Update {
 	c := t.calls[s.CallID]

@@ -21,7 +21,7 @@ func TestParentLink(t *testing.T) {
 	}
 	for _, c := range cases {
 		tr := New(nil, Options{Cwd: "/w"})
-		ev := session.New(session.TypeToolCall, session.ToolCall{CallID: "call_1:code:1", Name: "read", Args: json.RawMessage(`{}`), Parent: c.parent})
+		ev := session.New(session.ToolCall{CallID: "call_1:code:1", Name: "read", Args: json.RawMessage(`{}`), Parent: c.parent})
 		ups := tr.Translate(ev)
 		if len(ups) != 1 {
 			t.Fatalf("%s: %d updates", c.name, len(ups))

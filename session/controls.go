@@ -29,6 +29,10 @@ type Controls struct {
 	// Tools is the tools mode (native, code, both) among ToolsModes.
 	Tools      string   `json:"tools,omitempty"`
 	ToolsModes []Choice `json:"toolsModes,omitempty"`
+	// Initial marks the controls a session was created with: the editor
+	// had them in the session/new response, so neither live nor a replay
+	// sends an update for them.
+	Initial bool `json:"initial,omitempty"`
 }
 
 // Command is one slash command the session offers.

@@ -5,7 +5,6 @@ package session
 
 import (
 	"encoding/json"
-	"fmt"
 	"sync"
 	"time"
 
@@ -26,18 +25,42 @@ const (
 	TypeTurnEnd        = "turn/end"        // TurnEnd
 )
 
-// Event is one line of a session log.
+// Event is one line of a session log: a sequence number, a time and one
+// typed payload. JSON exists only at the store (codec.go); everything else
+// reads the payload's Go type.
 type Event struct {
-	Seq  int64           `json:"seq"` // contiguous per session, from 1
-	Time time.Time       `json:"time"`
-	Type string          `json:"type"`
-	Data json.RawMessage `json:"data"`
+	Seq     int64 // contiguous per session, from 1
+	Time    time.Time
+	Payload Payload
+}
+
+// Payload is the closed set of event payloads: one Go type per event type,
+// each declared in this package.
+type Payload interface {
+	// EventType is the type the event is logged under.
+	EventType() string
+	sealed()
+}
+
+// New builds an unsequenced event from a payload.
+func New(p Payload) Event { return Event{Payload: p} }
+
+// Type is the event's type, "" for an event without a payload.
+func (e Event) Type() string {
+	if e.Payload == nil {
+		return ""
+	}
+	return e.Payload.EventType()
 }
 
 // UserMessage is the user's prompt, as the ACP content blocks received.
 type UserMessage struct {
 	Prompt json.RawMessage `json:"prompt"`
 	Text   string          `json:"text"` // what the model was given
+	// Images are the indexes of the prompt blocks whose image the model was
+	// given with Text (an image block, or a resource holding an image
+	// blob). The data stays in Prompt, once.
+	Images []int `json:"images,omitempty"`
 }
 
 // AssistantChunk is a streamed piece of the model's answer or reasoning.
@@ -89,22 +112,6 @@ type TurnEnd struct {
 	StopReason string `json:"stopReason"`
 }
 
-// New builds an unsequenced event from a payload.
-func New(typ string, payload any) Event {
-	b, err := json.Marshal(payload)
-	if err != nil {
-		panic(fmt.Sprintf("session: payload of %s does not marshal: %v", typ, err))
-	}
-	return Event{Type: typ, Data: b}
-}
-
-// Decode unmarshals an event's payload.
-func Decode[T any](ev Event) (T, error) {
-	var v T
-	err := json.Unmarshal(ev.Data, &v)
-	return v, err
-}
-
 // Transient reports whether events of this type are never persisted.
 func Transient(typ string) bool { return typ == TypeToolOutput || typ == TypeCommands }
 
@@ -130,8 +137,14 @@ func (l *Log) Append(ev Event) Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ev.Time = l.now().UTC()
-	if Transient(ev.Type) {
+	if Transient(ev.Type()) {
 		return ev
+	}
+	if r, ok := ev.Payload.(ToolResult); ok && r.Result.Value != nil {
+		// The typed value is for the running program only (Code Mode); the
+		// log keeps what a reload reads back, and no more.
+		r.Result.Value = nil
+		ev.Payload = r
 	}
 	ev.Seq = int64(len(l.events)) + 1
 	l.events = append(l.events, ev)

@@ -102,20 +102,16 @@ func Summarize(h Header, evs []Event) Info {
 	// The session's own title (the last one given) wins; until it has one,
 	// its first prompt names it.
 	for i := len(evs) - 1; i >= 0 && info.Title == ""; i-- {
-		if evs[i].Type == TypeTitle {
-			if t, err := Decode[Title](evs[i]); err == nil {
-				info.Title = TitleFrom(t.Title)
-			}
+		if t, ok := evs[i].Payload.(Title); ok {
+			info.Title = TitleFrom(t.Title)
 		}
 	}
 	for _, ev := range evs {
 		if info.Title != "" {
 			break
 		}
-		if ev.Type == TypeUserMessage {
-			if m, err := Decode[UserMessage](ev); err == nil {
-				info.Title = TitleFrom(m.Text)
-			}
+		if m, ok := ev.Payload.(UserMessage); ok {
+			info.Title = TitleFrom(m.Text)
 		}
 	}
 	return info

@@ -48,31 +48,9 @@ type Header struct {
 	Created               time.Time `json:"created"`
 }
 
-// knownTypes are the event types a log may hold. A reader must refuse a log
-// with any other type: it cannot know what the event meant, so the session it
-// rebuilt would silently differ from the one the user had. A new event type
-// goes here too (TestEveryEventTypeIsKnown fails until it does).
-var knownTypes = map[string]bool{
-	TypeUserMessage:      true,
-	TypeAssistantChunk:   true,
-	TypeAssistantMessage: true,
-	TypeToolCall:         true,
-	TypeToolStatus:       true,
-	TypeToolResult:       true,
-	TypeNotice:           true,
-	TypeTurnStart:        true,
-	TypeTurnEnd:          true,
-	TypeUserContext:      true,
-	TypeControls:         true,
-	TypePlan:             true,
-	TypeTitle:            true,
-	TypeUsage:            true,
-	TypeContextReset:     true,
-	TypeGrant:            true,
-}
-
-// Known reports whether a persisted log may hold events of this type.
-func Known(typ string) bool { return knownTypes[typ] && !Transient(typ) }
+// A reader must refuse a log with an event type it does not know (see
+// decoders in codec.go): it cannot know what the event meant, so the session
+// it rebuilt would silently differ from the one the user had.
 
 // syncAfter says which events are synced to disk as soon as they are written:
 // turn boundaries and tool results, the points a crash must not lose (a tool
@@ -342,7 +320,7 @@ func Parse(name string, data []byte) (h Header, evs []Event, good int64, err err
 	evs = make([]Event, 0, len(rest)/256+1)
 	for n := 2; len(rest) > 0; n++ {
 		line, rest, complete = cutLine(rest)
-		ev, err := decodeEvent(line)
+		l, err := decodeLine(line)
 		if err != nil {
 			if !complete || len(rest) == 0 {
 				break // torn last line
@@ -353,35 +331,43 @@ func Parse(name string, data []byte) (h Header, evs []Event, good int64, err err
 			break // decodes, but was never finished: the writer always ends a line
 		}
 		switch {
-		case ev.Seq != int64(len(evs))+1:
-			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event has seq %d, want %d (events are missing or out of order)", ev.Seq, len(evs)+1)}
-		case ev.Time.IsZero():
-			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d has no time", ev.Seq)}
-		case !Known(ev.Type):
-			return h, nil, good, &UnknownTypeError{Path: name, Line: n, Seq: ev.Seq, Type: ev.Type}
-		case len(ev.Data) == 0:
-			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d has no data", ev.Seq)}
+		case l.Seq != int64(len(evs))+1:
+			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event has seq %d, want %d (events are missing or out of order)", l.Seq, len(evs)+1)}
+		case l.Time.IsZero():
+			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d has no time", l.Seq)}
+		case !Known(l.Type):
+			return h, nil, good, &UnknownTypeError{Path: name, Line: n, Seq: l.Seq, Type: l.Type}
+		case len(l.Data) == 0:
+			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d has no data", l.Seq)}
 		}
-		evs = append(evs, ev)
+		p, err := decodePayload(l.Type, l.Data)
+		if err != nil {
+			if len(rest) == 0 {
+				break // torn last line
+			}
+			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d (%s) has a damaged payload: %v", l.Seq, l.Type, err)}
+		}
+		evs = append(evs, Event{Seq: l.Seq, Time: l.Time, Payload: p})
 		good += int64(len(line)) + 1
 	}
 	return h, evs, good, nil
 }
 
-// decodeEvent reads one event line. Lines this package wrote have a fixed
+// decodeLine reads one event line. Lines this package wrote have a fixed
 // shape, {"seq":N,"time":"T","type":"X","data":D}, which is read directly:
 // encoding/json would scan each line three times, and a large session has
 // megabytes of them. Any other shape goes through encoding/json.
-func decodeEvent(line []byte) (Event, error) {
-	if ev, ok := decodeFast(line); ok {
-		return ev, nil
+func decodeLine(b []byte) (wireLine, error) {
+	if l, ok := decodeFast(b); ok {
+		return l, nil
 	}
-	var ev Event
-	err := json.Unmarshal(line, &ev)
-	return ev, err
+	var l wireLine
+	err := json.Unmarshal(b, &l)
+	return l, err
 }
 
-func decodeFast(line []byte) (ev Event, ok bool) {
+func decodeFast(b []byte) (ev wireLine, ok bool) {
+	line := b
 	rest, ok := bytes.CutPrefix(line, []byte(`{"seq":`))
 	if !ok {
 		return ev, false
@@ -407,15 +393,13 @@ func decodeFast(line []byte) (ev Event, ok bool) {
 	}
 	data = data[:len(data)-1]
 	t, err := time.Parse(time.RFC3339Nano, string(tm))
-	// Every payload is an object, and it must end where the line does. It
-	// is not validated further here: it is decoded when replayed or
-	// rebuilt, where a damaged one is skipped, and validating every line
-	// with encoding/json would triple the cost of a load.
+	// Every payload is an object, and it must end where the line does; its
+	// own decoding (Parse) checks the rest.
 	if err != nil || data[0] != '{' || objectEnd(data) != len(data) {
 		return ev, false
 	}
-	// Data shares the file's buffer: the events keep all of it alive anyway.
-	return Event{Seq: seq, Time: t, Type: string(typ), Data: data}, true
+	// Data shares the file's buffer only until Parse decodes the payload.
+	return wireLine{Seq: seq, Time: t, Type: string(typ), Data: data}, true
 }
 
 // objectEnd returns the length of the JSON object b starts with, matching
@@ -496,7 +480,7 @@ func (w *writer) write(ev Event) {
 	if w.err != nil || w.closed {
 		return
 	}
-	b, err := json.Marshal(ev)
+	b, err := encodeEvent(ev)
 	if err != nil {
 		w.fail(fmt.Errorf("encode event %d: %w", ev.Seq, err))
 		return
@@ -507,7 +491,7 @@ func (w *writer) write(ev Event) {
 		w.fail(fmt.Errorf("append event %d: %w", ev.Seq, err))
 		return
 	}
-	if syncAfter(ev.Type) {
+	if syncAfter(ev.Type()) {
 		if err := w.f.Sync(); err != nil {
 			w.fail(fmt.Errorf("sync after event %d: %w", ev.Seq, err))
 		}

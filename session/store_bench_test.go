@@ -24,8 +24,8 @@ func BenchmarkParse10k(b *testing.B) {
 	result := strings.Repeat("12: \tfmt.Println(\"a line of a file the model read\")\n", 40)
 	for i := 0; len(lg.Events()) < 10_000; i++ {
 		for _, ev := range turn(i+1, fmt.Sprintf("question %d", i+1)) {
-			if ev.Type == TypeToolResult {
-				ev = New(TypeToolResult, ToolResult{CallID: "c", Result: registry.Result{Content: []registry.Content{registry.Text(result)}}})
+			if ev.Type() == TypeToolResult {
+				ev = New(ToolResult{CallID: "c", Result: registry.Result{Content: []registry.Content{registry.Text(result)}}})
 			}
 			if len(lg.Events()) < 10_000 {
 				lg.Append(ev)

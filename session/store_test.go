@@ -42,26 +42,26 @@ func newStore(t *testing.T) *Store {
 func turn(n int, prompt string) []Event {
 	id := fmt.Sprintf("call_%d", n)
 	return []Event{
-		New(TypeUserMessage, UserMessage{Prompt: json.RawMessage(`[{"type":"text","text":` + strconv.Quote(prompt) + `}]`), Text: prompt}),
-		New(TypeTurnStart, TurnStart{Turn: n}),
-		New(TypeUserContext, UserContext{}),
-		New(TypeAssistantChunk, AssistantChunk{Kind: "thought", Text: "Let me look."}),
-		New(TypeAssistantChunk, AssistantChunk{Kind: "text", Text: "Reading."}),
-		New(TypeAssistantMessage, AssistantMessage{Text: "Reading.", Reasoning: "Let me look.",
+		New(UserMessage{Prompt: json.RawMessage(`[{"type":"text","text":` + strconv.Quote(prompt) + `}]`), Text: prompt}),
+		New(TurnStart{Turn: n}),
+		New(UserContext{}),
+		New(AssistantChunk{Kind: "thought", Text: "Let me look."}),
+		New(AssistantChunk{Kind: "text", Text: "Reading."}),
+		New(AssistantMessage{Text: "Reading.", Reasoning: "Let me look.",
 			ToolCalls: []MessageCall{{ID: id, Name: "read", Arguments: `{"file_path":"a.go"}`}}}),
-		New(TypeToolCall, ToolCall{CallID: id, Name: "read", Args: json.RawMessage(`{"file_path":"a.go"}`)}),
-		New(TypeToolStatus, ToolStatus{CallID: id, Status: "running"}),
-		New(TypeToolOutput, ToolOutput{CallID: id, Data: "live output, never stored"}),
-		New(TypeToolResult, ToolResult{CallID: id, Result: registry.Result{Content: []registry.Content{registry.Text("1: package a")}}}),
-		New(TypeAssistantChunk, AssistantChunk{Kind: "text", Text: "Done."}),
-		New(TypeTurnEnd, TurnEnd{Turn: n, StopReason: "end_turn"}),
+		New(ToolCall{CallID: id, Name: "read", Args: json.RawMessage(`{"file_path":"a.go"}`)}),
+		New(ToolStatus{CallID: id, Status: "running"}),
+		New(ToolOutput{CallID: id, Data: "live output, never stored"}),
+		New(ToolResult{CallID: id, Result: registry.Result{Content: []registry.Content{registry.Text("1: package a")}}}),
+		New(AssistantChunk{Kind: "text", Text: "Done."}),
+		New(TurnEnd{Turn: n, StopReason: "end_turn"}),
 	}
 }
 
 func stored(evs []Event) int {
 	n := 0
 	for _, ev := range evs {
-		if !Transient(ev.Type) {
+		if !Transient(ev.Type()) {
 			n++
 		}
 	}
@@ -77,7 +77,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	}
 	var live []Event
 	for _, ev := range turn(1, "what does a.go do?") {
-		if got := lg.Append(ev); !Transient(got.Type) {
+		if got := lg.Append(ev); !Transient(got.Type()) {
 			live = append(live, got)
 		}
 	}
@@ -96,8 +96,8 @@ func TestStoreRoundTrip(t *testing.T) {
 		t.Fatalf("read back %d events, want the %d appended:\n got %v\nwant %v", len(evs), len(live), evs, live)
 	}
 	for i, ev := range evs {
-		if ev.Seq != int64(i+1) || ev.Type == TypeToolOutput || ev.Time.IsZero() {
-			t.Errorf("event %d: seq %d type %s time %v", i, ev.Seq, ev.Type, ev.Time)
+		if ev.Seq != int64(i+1) || ev.Type() == TypeToolOutput || ev.Time.IsZero() {
+			t.Errorf("event %d: seq %d type %s time %v", i, ev.Seq, ev.Type(), ev.Time)
 		}
 	}
 
@@ -109,7 +109,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	if got := lg2.Events(); !reflect.DeepEqual(got, live) {
 		t.Fatalf("Open: events differ from the appended ones")
 	}
-	next := lg2.Append(New(TypeNotice, Notice{Text: "again"}))
+	next := lg2.Append(New(Notice{Text: "again"}))
 	if next.Seq != int64(len(live)+1) {
 		t.Errorf("seq after reopen = %d, want %d", next.Seq, len(live)+1)
 	}
@@ -182,6 +182,8 @@ func TestParse(t *testing.T) {
 		{name: "repeated seq", data: logBytes(goodHeader, e1, e1, ""), wantErr: "seq 1, want 2"},
 		{name: "event without time", data: logBytes(goodHeader, `{"seq":1,"type":"notice","data":{"text":"x"}}`, ""), wantErr: "has no time"},
 		{name: "event without data", data: logBytes(goodHeader, `{"seq":1,"time":"2026-03-01T12:00:00Z","type":"notice"}`, ""), wantErr: "has no data"},
+		{name: "payload of the wrong shape in the middle", data: logBytes(goodHeader, e1, ev(2, TypeTurnStart, `{"turn":"one"}`), e3, ""), wantErr: "line 3: event 2 (turn/start) has a damaged payload"},
+		{name: "payload of the wrong shape on the last line", data: logBytes(goodHeader, e1, ev(2, TypeTurnStart, `{"turn":"one"}`), ""), events: 1, torn: true},
 		{name: "unknown event type", data: logBytes(goodHeader, e1, ev(2, "hologram/projected", `{}`), ""), wantErr: `type "hologram/projected"`, unknown: true},
 		{name: "transient type persisted", data: logBytes(goodHeader, ev(1, TypeToolOutput, `{"callId":"c","data":"x"}`), ""), wantErr: `"tool/output"`, unknown: true},
 		{name: "empty file", data: nil, wantErr: "no complete header"},
@@ -243,7 +245,7 @@ func TestOpenCutsTornLineBeforeAppending(t *testing.T) {
 		t.Fatalf("a torn last line must not refuse the load: %v", err)
 	}
 	n := len(lg.Events())
-	if got := lg.Append(New(TypeNotice, Notice{Text: "after the crash"})); got.Seq != int64(n+1) {
+	if got := lg.Append(New(Notice{Text: "after the crash"})); got.Seq != int64(n+1) {
 		t.Errorf("seq = %d, want %d", got.Seq, n+1)
 	}
 	lg.Close()
@@ -251,8 +253,8 @@ func TestOpenCutsTornLineBeforeAppending(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the log is unreadable after appending past a torn line: %v", err)
 	}
-	if len(evs) != n+1 || evs[n].Type != TypeNotice {
-		t.Errorf("got %d events (last %s), want %d ending in the notice", len(evs), evs[len(evs)-1].Type, n+1)
+	if len(evs) != n+1 || evs[n].Type() != TypeNotice {
+		t.Errorf("got %d events (last %s), want %d ending in the notice", len(evs), evs[len(evs)-1].Type(), n+1)
 	}
 }
 
@@ -278,7 +280,7 @@ func (f *fakeFile) Sync() error {
 	if len(f.lines) > 0 {
 		json.Unmarshal([]byte(f.lines[len(f.lines)-1]), &e)
 	}
-	f.syncedAt = append(f.syncedAt, e.Type)
+	f.syncedAt = append(f.syncedAt, e.Type())
 	return nil
 }
 
@@ -373,7 +375,7 @@ func TestList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lg.Append(New(TypeNotice, Notice{Text: "later"}))
+	lg.Append(New(Notice{Text: "later"}))
 	lg.Close()
 	infos, _ = st.List()
 	if infos[0].ID != "a" || infos[0].Events != byID["a"].Events+1 {
@@ -440,7 +442,7 @@ func TestEveryEventTypeIsKnown(t *testing.T) {
 					typ, _ := strconv.Unquote(lit.Value)
 					found++
 					if !Known(typ) && !Transient(typ) {
-						t.Errorf("%s: event type %s = %q is missing from knownTypes in store.go", name, id.Name, typ)
+						t.Errorf("%s: event type %s = %q has no decoder in codec.go", name, id.Name, typ)
 					}
 				}
 			}
@@ -466,8 +468,8 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for i, e := range evs {
-			if e.Seq != int64(i+1) || !Known(e.Type) {
-				t.Fatalf("accepted event %d: seq %d type %q", i, e.Seq, e.Type)
+			if e.Seq != int64(i+1) || !Known(e.Type()) {
+				t.Fatalf("accepted event %d: seq %d type %q", i, e.Seq, e.Type())
 			}
 		}
 	})
@@ -479,7 +481,7 @@ func TestOpenLogIsExclusive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lg.Append(New(TypeNotice, Notice{Text: "x"}))
+	lg.Append(New(Notice{Text: "x"}))
 	if _, _, err := st.Open("held"); !errors.Is(err, ErrBusy) {
 		t.Errorf("Open of a log held open = %v, want ErrBusy", err)
 	}
@@ -503,7 +505,7 @@ func TestDecodeEventFastPathAgrees(t *testing.T) {
 	lg := &Log{now: clock()}
 	var lines []string
 	for _, e := range turn(1, "a \"quoted\" <prompt> with ünïcode\n and lines") {
-		if e = lg.Append(e); !Transient(e.Type) {
+		if e = lg.Append(e); !Transient(e.Type()) {
 			b, _ := json.Marshal(e)
 			lines = append(lines, string(b))
 		}
@@ -526,7 +528,7 @@ func TestDecodeEventFastPathAgrees(t *testing.T) {
 		}{l, true})
 	}
 	for _, tc := range others {
-		var want Event
+		var want wireLine
 		if err := json.Unmarshal([]byte(tc.line), &want); err != nil {
 			t.Fatalf("bad test line %s: %v", tc.line, err)
 		}
@@ -534,16 +536,16 @@ func TestDecodeEventFastPathAgrees(t *testing.T) {
 		if fast != tc.fast {
 			t.Errorf("fast path taken = %v, want %v, for %s", fast, tc.fast, tc.line)
 		}
-		got, err := decodeEvent([]byte(tc.line))
+		got, err := decodeLine([]byte(tc.line))
 		if err != nil {
-			t.Errorf("decodeEvent(%s): %v", tc.line, err)
+			t.Errorf("decodeLine(%s): %v", tc.line, err)
 			continue
 		}
 		var gotData, wantData any
 		json.Unmarshal(got.Data, &gotData)
 		json.Unmarshal(want.Data, &wantData)
 		if got.Seq != want.Seq || !got.Time.Equal(want.Time) || got.Type != want.Type || !reflect.DeepEqual(gotData, wantData) {
-			t.Errorf("decodeEvent(%s)\n got %+v\nwant %+v", tc.line, got, want)
+			t.Errorf("decodeLine(%s)\n got %+v\nwant %+v", tc.line, got, want)
 		}
 	}
 }
@@ -556,7 +558,7 @@ func FuzzDecodeEvent(f *testing.F) {
 		if !ok || !json.Valid(line) {
 			return
 		}
-		var want Event
+		var want wireLine
 		if err := json.Unmarshal(line, &want); err != nil {
 			return // e.g. a seq json accepts as a number but not as int64
 		}
@@ -582,38 +584,28 @@ func TestFormatV1StillReads(t *testing.T) {
 	if h.ID != "v1-fixture" || h.Cwd != "/work/project" || len(h.AdditionalDirectories) != 1 || good != int64(len(data)) {
 		t.Errorf("header %+v, good %d of %d", h, good, len(data))
 	}
-	roundTrip := map[string]func(Event) (any, error){
-		TypeUserMessage:      func(e Event) (any, error) { return Decode[UserMessage](e) },
-		TypeAssistantChunk:   func(e Event) (any, error) { return Decode[AssistantChunk](e) },
-		TypeAssistantMessage: func(e Event) (any, error) { return Decode[AssistantMessage](e) },
-		TypeToolCall:         func(e Event) (any, error) { return Decode[ToolCall](e) },
-		TypeToolStatus:       func(e Event) (any, error) { return Decode[ToolStatus](e) },
-		TypeToolResult:       func(e Event) (any, error) { return Decode[ToolResult](e) },
-		TypeNotice:           func(e Event) (any, error) { return Decode[Notice](e) },
-		TypeTurnStart:        func(e Event) (any, error) { return Decode[TurnStart](e) },
-		TypeTurnEnd:          func(e Event) (any, error) { return Decode[TurnEnd](e) },
-		TypeUserContext:      func(e Event) (any, error) { return Decode[UserContext](e) },
+	// The fixture's lines, by sequence number, to compare with what the
+	// typed payloads encode to.
+	stored := map[int64]json.RawMessage{}
+	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n"))[1:] {
+		var w wireLine
+		if err := json.Unmarshal(l, &w); err != nil {
+			t.Fatal(err)
+		}
+		stored[w.Seq] = w.Data
 	}
 	seen := map[string]bool{}
 	for _, e := range evs {
-		dec, ok := roundTrip[e.Type]
-		if !ok {
-			t.Fatalf("no payload type for %s", e.Type)
-		}
-		seen[e.Type] = true
-		v, err := dec(e)
-		if err != nil {
-			t.Fatalf("event %d: %v", e.Seq, err)
-		}
-		again, _ := json.Marshal(v)
+		seen[e.Type()] = true
+		again, _ := json.Marshal(e.Payload)
 		var want, got any
-		json.Unmarshal(e.Data, &want)
+		json.Unmarshal(stored[e.Seq], &want)
 		json.Unmarshal(again, &got)
 		if !reflect.DeepEqual(want, got) {
-			t.Errorf("event %d (%s) loses data through its type:\nstored %s\nagain  %s", e.Seq, e.Type, e.Data, again)
+			t.Errorf("event %d (%s) loses data through its type:\nstored %s\nagain  %s", e.Seq, e.Type(), stored[e.Seq], again)
 		}
 	}
-	for typ := range knownTypes {
+	for typ := range decoders {
 		if !seen[typ] {
 			t.Logf("the v1 fixture has no %s event", typ)
 		}
@@ -622,10 +614,10 @@ func TestFormatV1StillReads(t *testing.T) {
 
 func TestSummarizeTitle(t *testing.T) {
 	prompt := func(s string) Event {
-		return Event{Seq: 1, Type: TypeUserMessage, Data: json.RawMessage(`{"prompt":[],"text":` + strconv.Quote(s) + `}`)}
+		return Event{Seq: 1, Payload: UserMessage{Prompt: json.RawMessage(`[]`), Text: s}}
 	}
 	title := func(s string) Event {
-		return Event{Seq: 1, Type: TypeTitle, Data: json.RawMessage(`{"title":` + strconv.Quote(s) + `}`)}
+		return Event{Seq: 1, Payload: Title{Title: s}}
 	}
 	tests := []struct {
 		name string

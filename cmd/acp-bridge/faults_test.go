@@ -610,7 +610,7 @@ func TestDiskFullWhilePersisting(t *testing.T) {
 			}
 			ended := 0
 			for _, ev := range evs {
-				if ev.Type == session.TypeTurnEnd {
+				if ev.Type() == session.TypeTurnEnd {
 					ended++
 				}
 			}

@@ -1,0 +1,183 @@
+package agent
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/acp-bridge/acp-bridge/codemode"
+	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/session"
+)
+
+// state is everything a session knows about itself, derived from its
+// events and nothing else: apply is its only writer. A live session applies
+// each event as it appends it; session/load and session/resume apply the
+// stored events one by one, so a reloaded session is the one a
+// never-restarted process would have (TestFoldEqualsLive).
+type state struct {
+	history []model.Message // what the next model request sends after the system prompt
+	ctl     ctlState
+	grants  map[string]bool // "always" answers by permission key: allowed or rejected
+	open    []openCall      // tool calls without a result, in the order made
+	turns   int             // the last turn number
+	inTurn  int             // the turn started and not yet ended, 0 for none
+
+	// The context being built: the last prompt until it enters the
+	// context, the calls of the last response still without a result, and
+	// the additional context of the results so far.
+	prompt  *session.UserMessage
+	pending map[string]bool
+	extra   []string
+
+	// offered reports whether a model id is one this agent offers; a
+	// stored choice of a model no longer configured keeps the default.
+	offered func(id string) bool
+}
+
+// ctlState is the session's selectable settings and what it has cost.
+type ctlState struct {
+	mode  string        // a permission mode
+	model string        // a ModelChoice ID; "" when the agent has no models
+	tools codemode.Mode // the tools mode
+	title string        // "" until the first exchange names the session
+	cost  float64       // cumulative, when the model has prices
+}
+
+// openCall is a tool call without a result: carded when its tool/call is in
+// the log, else only asked for by the model (a crash came first).
+type openCall struct {
+	call   session.ToolCall
+	carded bool
+}
+
+func newState(defaults ctlState, offered func(string) bool) *state {
+	return &state{ctl: defaults, grants: map[string]bool{}, pending: map[string]bool{}, offered: offered}
+}
+
+// apply folds one event into the state.
+func (st *state) apply(ev session.Event) {
+	switch p := ev.Payload.(type) {
+	case session.UserMessage:
+		st.prompt = &p
+	case session.UserContext:
+		// The prompt enters the model's context (session.go, run).
+		msg := model.Message{Role: model.RoleUser}
+		if st.prompt != nil {
+			msg.Content, msg.Images = st.prompt.Text, promptImages(*st.prompt)
+		}
+		st.history = append(st.history, msg)
+	case session.ContextReset:
+		clear(st.pending)
+		st.extra = nil
+		st.history = nil
+		if p.Reason == "compact" {
+			st.history = compactedContext(p.Summary)
+		}
+	case session.AssistantMessage:
+		msg := model.Message{Role: model.RoleAssistant, Content: p.Text, Reasoning: p.Reasoning}
+		clear(st.pending)
+		st.extra = nil
+		for _, c := range p.ToolCalls {
+			var args json.RawMessage // nil stays nil, as the model's message had it
+			if c.Arguments != "" {
+				args = json.RawMessage(c.Arguments)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
+			st.pending[c.ID] = true
+			if st.openIndex(c.ID) < 0 {
+				st.open = append(st.open, openCall{call: session.ToolCall{CallID: c.ID, Name: c.Name, Args: argsJSON(c.Arguments)}})
+			}
+		}
+		st.history = append(st.history, msg)
+	case session.ToolCall:
+		if i := st.openIndex(p.CallID); i >= 0 {
+			st.open[i] = openCall{call: p, carded: true}
+		} else {
+			st.open = append(st.open, openCall{call: p, carded: true})
+		}
+	case session.ToolResult:
+		if i := st.openIndex(p.CallID); i >= 0 {
+			st.open = slices.Delete(st.open, i, i+1)
+		}
+		if !st.pending[p.CallID] {
+			return // not a call the model made (a Code Mode sub-call), or answered already
+		}
+		delete(st.pending, p.CallID)
+		st.history = append(st.history, model.Message{Role: model.RoleTool, ToolCallID: p.CallID, Content: p.Result.Text()})
+		st.extra = append(st.extra, p.Result.Context...)
+		// Additional context from post-execute policy follows the last
+		// result of the response, so every tool message stays next to the
+		// call it answers.
+		if len(st.pending) == 0 && len(st.extra) > 0 {
+			st.history = append(st.history, model.Message{Role: model.RoleUser, Content: strings.Join(st.extra, "\n\n")})
+			st.extra = nil
+		}
+	case session.TurnStart:
+		st.turns = max(st.turns, p.Turn)
+		st.inTurn = p.Turn
+	case session.TurnEnd:
+		st.inTurn = 0
+	case session.Controls:
+		if ValidMode(p.Mode) {
+			st.ctl.mode = p.Mode
+		}
+		if p.Model != "" && st.offered != nil && st.offered(p.Model) {
+			st.ctl.model = p.Model
+		}
+		if m, err := codemode.ParseMode(p.Tools); err == nil && p.Tools != "" {
+			st.ctl.tools = m // a mode this build does not know keeps the one before
+		}
+	case session.Title:
+		if p.Title != "" {
+			st.ctl.title = p.Title
+		}
+	case session.Usage:
+		if p.Currency != "" {
+			st.ctl.cost = p.Cost
+		}
+	case session.Grant:
+		if p.Key != "" {
+			st.grants[p.Key] = p.Allowed
+		}
+	}
+}
+
+func (st *state) openIndex(id string) int {
+	return slices.IndexFunc(st.open, func(c openCall) bool { return c.call.CallID == id })
+}
+
+// compactedContext is the context /compact leaves: the summary, and the
+// model's acknowledgement.
+func compactedContext(summary string) []model.Message {
+	return []model.Message{
+		{Role: model.RoleUser, Content: "Summary of our conversation so far (the earlier messages were compacted):\n\n" + summary},
+		{Role: model.RoleAssistant, Content: "Understood. I will continue from this summary."},
+	}
+}
+
+// assistantEvent is the log form of a complete model response.
+func assistantEvent(msg model.Message) session.Event {
+	m := session.AssistantMessage{Text: msg.Content, Reasoning: msg.Reasoning}
+	for _, c := range msg.ToolCalls {
+		m.ToolCalls = append(m.ToolCalls, session.MessageCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
+	}
+	return session.New(m)
+}
+
+// argsJSON makes a model's arguments safe to log as raw JSON: broken JSON is
+// kept as a JSON string, so the card still shows what the model wrote.
+func argsJSON(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	q, _ := json.Marshal(s)
+	return q
+}
+
+// history is a copy of the model's context as it stands.
+func (s *Session) history() []model.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.st.history)
+}

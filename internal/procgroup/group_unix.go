@@ -8,8 +8,8 @@ import (
 	"syscall"
 )
 
-// sysGroup: on Unix the group id is the leader's pid; nothing more to hold.
-type sysGroup struct{}
+// sysGroup on Unix is the process group id: the leader's pid (Setpgid).
+type sysGroup struct{ pgid int }
 
 func start(cmd *exec.Cmd) (*Group, error) {
 	w := reaperFor()
@@ -17,9 +17,9 @@ func start(cmd *exec.Cmd) (*Group, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	g := &Group{pid: cmd.Process.Pid}
+	g := &Group{pid: cmd.Process.Pid, sysGroup: sysGroup{pgid: cmd.Process.Pid}}
 	if w != nil {
-		w.add(g.pid)
+		w.add(g.pgid)
 	}
 	return g, nil
 }
@@ -29,7 +29,7 @@ func (g *Group) signal(kill bool) error {
 	if kill {
 		sig = syscall.SIGKILL
 	}
-	err := syscall.Kill(-g.pid, sig)
+	err := syscall.Kill(-g.pgid, sig)
 	if errors.Is(err, syscall.ESRCH) {
 		return nil
 	}
@@ -37,16 +37,16 @@ func (g *Group) signal(kill bool) error {
 }
 
 func (g *Group) alive() bool {
-	err := syscall.Kill(-g.pid, 0)
+	err := syscall.Kill(-g.pgid, 0)
 	if err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	return groupHasLiveMember(g.pid)
+	return groupHasLiveMember(g.pgid)
 }
 
 func (g *Group) release() {
 	if w := reaperFor(); w != nil {
-		w.remove(g.pid)
+		w.remove(g.pgid)
 	}
 }
 

@@ -49,13 +49,13 @@ func start(cmd *exec.Cmd) (*Group, error) {
 		windows.CloseHandle(job)
 		return nil, err
 	}
-	return &Group{pid: cmd.Process.Pid, sys: sysGroup{job: job}}, nil
+	return &Group{pid: cmd.Process.Pid, sysGroup: sysGroup{job: job}}, nil
 }
 
 // signal: console programs have no SIGTERM to receive, so both ways end the
 // whole job.
 func (g *Group) signal(bool) error {
-	err := windows.TerminateJobObject(g.sys.job, 1)
+	err := windows.TerminateJobObject(g.job, 1)
 	if errors.Is(err, windows.ERROR_INVALID_HANDLE) {
 		return nil // released
 	}
@@ -64,7 +64,7 @@ func (g *Group) signal(bool) error {
 
 func (g *Group) alive() bool {
 	var info basicAccounting
-	err := windows.QueryInformationJobObject(g.sys.job, windows.JobObjectBasicAccountingInformation,
+	err := windows.QueryInformationJobObject(g.job, windows.JobObjectBasicAccountingInformation,
 		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil)
 	return err == nil && info.ActiveProcesses > 0
 }
@@ -79,7 +79,7 @@ type basicAccounting struct {
 }
 
 // release closes the job's handle, which kills anything left in it.
-func (g *Group) release() { windows.CloseHandle(g.sys.job) }
+func (g *Group) release() { windows.CloseHandle(g.job) }
 
 // Exists reports whether a process with this pid runs.
 func Exists(pid int) bool {

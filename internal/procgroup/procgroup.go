@@ -26,9 +26,9 @@ import (
 
 // Group is one started command and everything it starts.
 type Group struct {
-	pid  int
-	sys  sysGroup // the platform's handle on the group
-	once sync.Once
+	pid      int
+	once     sync.Once
+	sysGroup // the platform's handle on the group (Windows: its job)
 }
 
 // Start starts cmd as the first process of a new group. cmd.SysProcAttr is

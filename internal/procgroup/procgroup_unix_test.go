@@ -48,7 +48,7 @@ func playBridge(guarded bool) int {
 
 // groupGone polls until no live process is in group pgid, or d passes.
 func groupGone(pgid int, d time.Duration) bool {
-	g := &Group{pid: pgid}
+	g := &Group{pid: pgid, sysGroup: sysGroup{pgid: pgid}}
 	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
 		if !g.Alive() {
 			return true

@@ -59,7 +59,8 @@ type Options struct {
 	ListPageSize int
 
 	// TerminalLogin is the terminal auth method offered to clients that
-	// can run one (clientCapabilities.auth.terminal); nil: none.
+	// can run one (clientCapabilities.auth.terminal, or the older
+	// _meta["terminal-auth"], for which its Meta is kept); nil: none.
 	TerminalLogin *acp.AuthMethod
 	// Logout removes the stored credentials (the logout method, advertised
 	// when set).

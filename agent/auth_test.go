@@ -9,7 +9,8 @@ import (
 )
 
 func TestLoginMethodsAndLogout(t *testing.T) {
-	login := &acp.AuthMethod{ID: "login", Name: "Log in", Type: "terminal", Args: []string{"login"}}
+	login := &acp.AuthMethod{ID: "login", Name: "Log in", Type: "terminal", Args: []string{"login"},
+		Meta: acp.Meta{"terminal-auth": map[string]any{"command": "/bin/acp-bridge", "args": []string{"login"}}}}
 	loggedOut := 0
 	logout := func(context.Context) error { loggedOut++; return nil }
 	tests := []struct {
@@ -20,6 +21,7 @@ func TestLoginMethodsAndLogout(t *testing.T) {
 		wantLogout  bool
 	}{
 		{"terminal-capable client", Options{TerminalLogin: login, Logout: logout}, acp.ClientCapabilities{Auth: &acp.ClientAuthCaps{Terminal: true}}, 1, true},
+		{"older client with _meta terminal-auth", Options{TerminalLogin: login, Logout: logout}, acp.ClientCapabilities{Meta: acp.Meta{"terminal-auth": true}}, 1, true},
 		{"client without terminal auth", Options{TerminalLogin: login, Logout: logout}, acp.ClientCapabilities{}, 0, true},
 		{"client saying no", Options{TerminalLogin: login}, acp.ClientCapabilities{Auth: &acp.ClientAuthCaps{}}, 0, false},
 		{"nothing configured", Options{}, acp.ClientCapabilities{Auth: &acp.ClientAuthCaps{Terminal: true}}, 0, false},
@@ -34,8 +36,13 @@ func TestLoginMethodsAndLogout(t *testing.T) {
 			if len(resp.AuthMethods) != tt.wantMethods {
 				t.Fatalf("authMethods %+v, want %d", resp.AuthMethods, tt.wantMethods)
 			}
-			if tt.wantMethods == 1 && (resp.AuthMethods[0].Type != "terminal" || resp.AuthMethods[0].Args[0] != "login") {
-				t.Errorf("method %+v", resp.AuthMethods[0])
+			if tt.wantMethods == 1 {
+				m := resp.AuthMethods[0]
+				// The _meta form only for clients of the older convention.
+				legacyOnly := tt.caps.Auth == nil || !tt.caps.Auth.Terminal
+				if m.Type != "terminal" || m.Args[0] != "login" || (m.Meta["terminal-auth"] != nil) != legacyOnly {
+					t.Errorf("method %+v", m)
+				}
 			}
 			if got := resp.AgentCapabilities.Auth.Logout != nil; got != tt.wantLogout {
 				t.Errorf("auth.logout advertised: %v, want %v", got, tt.wantLogout)

@@ -23,10 +23,18 @@ import (
 
 // loginMethod is the terminal auth method: the editor runs `acp-bridge
 // login` in a terminal, then starts the bridge again, which reads the key
-// the login stored.
-var loginMethod = acp.AuthMethod{
-	ID: "login", Name: "Log in with an API key", Type: "terminal", Args: []string{"login"},
-	Description: "Store an API key for DeepSeek or an OpenAI-compatible endpoint",
+// the login stored. Clients of the older _meta convention (Zed's
+// "terminal-auth") are given the command to run; type "terminal" wins for
+// the others.
+func loginMethod() *acp.AuthMethod {
+	m := &acp.AuthMethod{
+		ID: "login", Name: "Log in with an API key", Type: "terminal", Args: []string{"login"},
+		Description: "Store an API key for DeepSeek or an OpenAI-compatible endpoint",
+	}
+	if exe, err := os.Executable(); err == nil {
+		m.Meta = acp.Meta{"terminal-auth": map[string]any{"label": "acp-bridge login", "command": exe, "args": []string{"login"}}}
+	}
+	return m
 }
 
 // apiKey is the key for an endpoint: the environment's (it wins), else the

@@ -216,3 +216,39 @@ func TestProviderURL(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistryAuthCheck sends the initialize of the ACP Registry's checker
+// (terminal and the older _meta "terminal-auth", no auth capability, an
+// empty HOME): the answer offers at least one method of type terminal, with
+// the command to run for that older convention.
+func TestRegistryAuthCheck(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	home := t.TempDir()
+	cmd.Env = []string{"ACP_BRIDGE_AS_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=dumb"}
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,` +
+		`"clientInfo":{"name":"ACP Registry Validator","version":"1.0.0"},"clientCapabilities":{"terminal":true,` +
+		`"fs":{"readTextFile":true,"writeTextFile":true},"_meta":{"terminal_output":true,"terminal-auth":true}}}}` + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Result struct {
+			AuthMethods []struct {
+				ID, Type string
+				Meta     map[string]struct {
+					Command string
+					Args    []string
+				} `json:"_meta"`
+			}
+		}
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	if err := json.Unmarshal([]byte(line), &resp); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	ms := resp.Result.AuthMethods
+	if len(ms) != 1 || ms[0].Type != "terminal" || ms[0].Meta["terminal-auth"].Command == "" || ms[0].Meta["terminal-auth"].Args[0] != "login" {
+		t.Errorf("authMethods %+v, want the terminal login with its command", ms)
+	}
+}

@@ -122,7 +122,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		DefaultModel:    def,
 		PermissionMode:  cfg.permissionMode,
 		ToolsMode:       codemode.Mode(cfg.toolsMode),
-		TerminalLogin:   &loginMethod,
+		TerminalLogin:   loginMethod(),
 		Logout:          logout,
 	}
 	if cfg.stateDir != "" {

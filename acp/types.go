@@ -21,7 +21,7 @@ type ClientCapabilities struct {
 	FS          FileSystemCapabilities `json:"fs,omitzero"`
 	Terminal    bool                   `json:"terminal,omitempty"`
 	Auth        *ClientAuthCaps        `json:"auth,omitempty"`
-	Session     json.RawMessage        `json:"session,omitempty"`
+	Session     ClientSessionCaps      `json:"session,omitzero"`
 	Elicitation json.RawMessage        `json:"elicitation,omitempty"`
 	Meta        Meta                   `json:"_meta,omitempty"`
 }
@@ -30,11 +30,46 @@ type ClientAuthCaps struct {
 	Terminal bool `json:"terminal,omitempty"`
 }
 
+// ClientSessionCaps is clientCapabilities.session: what the client can show
+// beyond the updates every client takes.
+type ClientSessionCaps struct {
+	Notices       *Empty                  `json:"notices,omitempty"`    // `notice` updates
+	Compaction    *Empty                  `json:"compaction,omitempty"` // compaction_update / compaction_summary_chunk
+	ConfigOptions *ClientConfigOptionCaps `json:"configOptions,omitempty"`
+	Meta          Meta                    `json:"_meta,omitempty"`
+}
+
+// ClientConfigOptionCaps is clientCapabilities.session.configOptions.
+type ClientConfigOptionCaps struct {
+	Boolean *Empty `json:"boolean,omitempty"` // type "boolean" config options
+	Meta    Meta   `json:"_meta,omitempty"`
+}
+
 // TerminalOutput reports whether the client opted into Zed's _meta terminal
 // convention (clientCapabilities._meta.terminal_output === true).
 func (c ClientCapabilities) TerminalOutput() bool {
 	v, ok := c.Meta["terminal_output"].(bool)
 	return ok && v
+}
+
+// TerminalOutputDelta reports whether the client wants live terminal output
+// as _meta.terminal_output_delta appends (codex-acp's convention:
+// clientCapabilities._meta.terminal_output_delta === true).
+func (c ClientCapabilities) TerminalOutputDelta() bool {
+	v, ok := c.Meta["terminal_output_delta"].(bool)
+	return ok && v
+}
+
+// Notices reports whether the client takes `notice` updates.
+func (c ClientCapabilities) Notices() bool { return c.Session.Notices != nil }
+
+// Compaction reports whether the client takes the compaction updates.
+func (c ClientCapabilities) Compaction() bool { return c.Session.Compaction != nil }
+
+// BooleanConfigOptions reports whether the client takes type "boolean"
+// config options.
+func (c ClientCapabilities) BooleanConfigOptions() bool {
+	return c.Session.ConfigOptions != nil && c.Session.ConfigOptions.Boolean != nil
 }
 
 type InitializeRequest struct {
@@ -58,12 +93,59 @@ type McpCapabilities struct {
 // Empty is the `{}` that marks a capability as supported.
 type Empty struct{}
 
+// decodeFlag reads a client capability the way the schema's "default on
+// error" asks: absent, null or false is off, any other value on, and an
+// odd value never fails the whole initialize.
+func decodeFlag(b []byte) *Empty {
+	switch string(b) {
+	case "", "null", "false":
+		return nil
+	}
+	return &Empty{}
+}
+
+func (c *ClientSessionCaps) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Notices       json.RawMessage `json:"notices"`
+		Compaction    json.RawMessage `json:"compaction"`
+		ConfigOptions json.RawMessage `json:"configOptions"`
+		Meta          Meta            `json:"_meta"`
+	}
+	if json.Unmarshal(b, &w) != nil {
+		*c = ClientSessionCaps{} // lenient: a bad session object advertises nothing
+		return nil
+	}
+	*c = ClientSessionCaps{Notices: decodeFlag(w.Notices), Compaction: decodeFlag(w.Compaction), Meta: w.Meta}
+	if decodeFlag(w.ConfigOptions) != nil {
+		var co struct {
+			Boolean json.RawMessage `json:"boolean"`
+		}
+		_ = json.Unmarshal(w.ConfigOptions, &co)
+		c.ConfigOptions = &ClientConfigOptionCaps{Boolean: decodeFlag(co.Boolean)}
+	}
+	return nil
+}
+
 type SessionCapabilities struct {
 	List                  *Empty `json:"list,omitempty"`
 	Delete                *Empty `json:"delete,omitempty"`
 	AdditionalDirectories *Empty `json:"additionalDirectories,omitempty"`
 	Resume                *Empty `json:"resume,omitempty"`
 	Close                 *Empty `json:"close,omitempty"`
+	Fork                  *Empty `json:"fork,omitempty"` // unstable: session/fork
+	// SystemPrompt (unstable) advertises systemPrompt on new, load, resume
+	// and fork; {} means append only.
+	SystemPrompt *SystemPromptCaps `json:"systemPrompt,omitempty"`
+}
+
+// SystemPromptCaps is sessionCapabilities.systemPrompt.
+type SystemPromptCaps struct {
+	Mode *SystemPromptModeCaps `json:"mode,omitempty"`
+}
+
+// SystemPromptModeCaps lists the modes beyond append.
+type SystemPromptModeCaps struct {
+	Override *Empty `json:"override,omitempty"`
 }
 
 type AgentAuthCapabilities struct {
@@ -140,10 +222,25 @@ type McpServer struct {
 }
 
 type NewSessionRequest struct {
-	Cwd                   string      `json:"cwd"`
-	McpServers            []McpServer `json:"mcpServers"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
-	Meta                  Meta        `json:"_meta,omitempty"`
+	Cwd                   string        `json:"cwd"`
+	McpServers            []McpServer   `json:"mcpServers"`
+	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
+	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
+	Meta                  Meta          `json:"_meta,omitempty"`
+}
+
+// System prompt modes.
+const (
+	SystemPromptAppend   = "append"
+	SystemPromptOverride = "override"
+)
+
+// SystemPrompt (unstable) is the client's system-level instructions for a
+// session: added to the agent's own (append) or in place of them (override).
+type SystemPrompt struct {
+	Mode    string         `json:"mode"`
+	Content []ContentBlock `json:"content"`
+	Meta    Meta           `json:"_meta,omitempty"`
 }
 
 type SessionMode struct {
@@ -163,8 +260,23 @@ type ConfigSelectOption struct {
 	Description string `json:"description,omitempty"`
 }
 
+// Config option categories (UX only; clients key shortcuts and icons on them).
+const (
+	CategoryMode         = "mode"
+	CategoryModel        = "model"
+	CategoryModelConfig  = "model_config"
+	CategoryThoughtLevel = "thought_level"
+)
+
+// Config option types.
+const (
+	ConfigSelect  = "select"
+	ConfigBoolean = "boolean"
+)
+
 // ConfigOption is a session configuration option: a select (string value) or
-// a boolean toggle.
+// a boolean toggle (bool value; only for clients that advertise
+// session.configOptions.boolean).
 type ConfigOption struct {
 	ID           string               `json:"id"`
 	Name         string               `json:"name"`
@@ -184,11 +296,12 @@ type NewSessionResponse struct {
 }
 
 type LoadSessionRequest struct {
-	SessionID             string      `json:"sessionId"`
-	Cwd                   string      `json:"cwd"`
-	McpServers            []McpServer `json:"mcpServers"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
-	Meta                  Meta        `json:"_meta,omitempty"`
+	SessionID             string        `json:"sessionId"`
+	Cwd                   string        `json:"cwd"`
+	McpServers            []McpServer   `json:"mcpServers"`
+	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
+	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
+	Meta                  Meta          `json:"_meta,omitempty"`
 }
 
 type LoadSessionResponse struct {
@@ -198,14 +311,22 @@ type LoadSessionResponse struct {
 }
 
 type ResumeSessionRequest struct {
-	SessionID             string      `json:"sessionId"`
-	Cwd                   string      `json:"cwd"`
-	McpServers            []McpServer `json:"mcpServers,omitempty"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
-	Meta                  Meta        `json:"_meta,omitempty"`
+	SessionID             string        `json:"sessionId"`
+	Cwd                   string        `json:"cwd"`
+	McpServers            []McpServer   `json:"mcpServers,omitempty"`
+	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
+	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
+	Meta                  Meta          `json:"_meta,omitempty"`
 }
 
 type ResumeSessionResponse = LoadSessionResponse
+
+// ForkSessionRequest (unstable) starts a new session with the history of
+// SessionID.
+type ForkSessionRequest = ResumeSessionRequest
+
+// ForkSessionResponse answers like session/new.
+type ForkSessionResponse = NewSessionResponse
 
 type ListSessionsRequest struct {
 	Cwd    string `json:"cwd,omitempty"`
@@ -282,7 +403,20 @@ const (
 
 type PromptResponse struct {
 	StopReason StopReason `json:"stopReason"`
+	Usage      *Usage     `json:"usage,omitempty"` // unstable: the turn's tokens
 	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+// Usage is the token count of one prompt turn (unstable). The optional
+// counts are pointers: nil is "not reported", not zero.
+type Usage struct {
+	TotalTokens       uint64  `json:"totalTokens"`
+	InputTokens       uint64  `json:"inputTokens"`
+	OutputTokens      uint64  `json:"outputTokens"`
+	ThoughtTokens     *uint64 `json:"thoughtTokens,omitempty"`
+	CachedReadTokens  *uint64 `json:"cachedReadTokens,omitempty"`
+	CachedWriteTokens *uint64 `json:"cachedWriteTokens,omitempty"`
+	Meta              Meta    `json:"_meta,omitempty"`
 }
 
 // CancelRequestNotification is $/cancel_request.

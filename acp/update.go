@@ -127,6 +127,7 @@ func (c *ToolCallContent) UnmarshalJSON(b []byte) error {
 type ToolCall struct {
 	ToolCallID string             `json:"toolCallId"`
 	Title      string             `json:"title"`
+	Name       string             `json:"name,omitempty"` // the tool's programmatic name (registry name)
 	Kind       ToolKind           `json:"kind,omitempty"`
 	Status     ToolCallStatus     `json:"status,omitempty"`
 	Content    []ToolCallContent  `json:"content,omitzero"`
@@ -141,6 +142,7 @@ type ToolCall struct {
 type ToolCallUpdate struct {
 	ToolCallID string             `json:"toolCallId"`
 	Title      *string            `json:"title,omitempty"`
+	Name       string             `json:"name,omitempty"` // "" leaves the name as it was
 	Kind       *ToolKind          `json:"kind,omitempty"`
 	Status     *ToolCallStatus    `json:"status,omitempty"`
 	Content    []ToolCallContent  `json:"content,omitzero"`
@@ -218,6 +220,53 @@ type UsageUpdate struct {
 	Cost *Cost  `json:"cost,omitempty"`
 	Meta Meta   `json:"_meta,omitempty"`
 }
+
+// Notice severities.
+const (
+	NoticeInfo    = "info"
+	NoticeWarning = "warning"
+	NoticeError   = "error"
+)
+
+// Notice is out-of-band status for the user (a retry, a dead MCP server),
+// sent only to clients that set clientCapabilities.session.notices. It is
+// not session history.
+type Notice struct {
+	Severity    string `json:"severity"`
+	Title       string `json:"title"` // non-empty, plain text, stands alone
+	Description string `json:"description,omitempty"`
+	Meta        Meta   `json:"_meta,omitempty"`
+}
+
+// Compaction statuses.
+const (
+	CompactionInProgress = "in_progress"
+	CompactionCompleted  = "completed"
+	CompactionFailed     = "failed"
+	CompactionCancelled  = "cancelled"
+)
+
+// CompactionUpdate is an upsert of one context compaction, by id; sent only
+// to clients that set clientCapabilities.session.compaction. Summary nil
+// leaves the stored summary as it was.
+type CompactionUpdate struct {
+	CompactionID string         `json:"compactionId"`
+	Status       string         `json:"status"`
+	Summary      []ContentBlock `json:"summary,omitempty"`
+	Error        string         `json:"error,omitempty"`
+	Meta         Meta           `json:"_meta,omitempty"`
+}
+
+// CompactionSummaryChunk appends one block to a compaction's summary.
+type CompactionSummaryChunk struct {
+	CompactionID string       `json:"compactionId"`
+	Content      ContentBlock `json:"content"`
+	Meta         Meta         `json:"_meta,omitempty"`
+}
+
+func (Notice) UpdateKind() string                 { return "notice" }
+func (CompactionUpdate) UpdateKind() string       { return "compaction_update" }
+func (CompactionSummaryChunk) UpdateKind() string { return "compaction_summary_chunk" }
 
 func (UserMessageChunk) UpdateKind() string        { return "user_message_chunk" }
 func (AgentMessageChunk) UpdateKind() string       { return "agent_message_chunk" }
@@ -319,6 +368,12 @@ func DecodeUpdate(b []byte) (Update, error) {
 		u = &SessionInfoUpdate{}
 	case "usage_update":
 		u = &UsageUpdate{}
+	case "notice":
+		u = &Notice{}
+	case "compaction_update":
+		u = &CompactionUpdate{}
+	case "compaction_summary_chunk":
+		u = &CompactionSummaryChunk{}
 	default:
 		return nil, fmt.Errorf("unknown sessionUpdate %q", head.Kind)
 	}

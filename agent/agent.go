@@ -1,7 +1,9 @@
 // Package agent is the ACP agent: sessions, the prompt turn loop,
 // cancellation and stop reasons, and permission decisions. It appends what
-// happens to each session's log and sends what package mapping makes of it;
-// it never formats a wire message by hand.
+// happens to each session's log, folds every event into the session's state
+// (state.go: apply is the state's only writer, live and on load alike), and
+// sends what package mapping makes of it; it never formats a wire message by
+// hand. docs/DESIGN.md describes the whole.
 package agent
 
 import (
@@ -39,6 +41,12 @@ type Options struct {
 	DefaultModel string
 	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
 	PermissionMode string
+	// OfferBypass offers bypass among the choices of the mode picker (the
+	// legacy modes and the mode config option). Zed saves the last value
+	// picked and re-applies it to every new, loaded and resumed session, so
+	// one pick of an offered bypass would make it the default for good;
+	// without the opt-in bypass is reached by /mode and PermissionMode only.
+	OfferBypass bool
 	// MCPStartTimeout bounds how long session/new waits for the session's
 	// MCP servers (default 5s); slower ones join when ready.
 	MCPStartTimeout time.Duration
@@ -58,6 +66,15 @@ type Options struct {
 	// ListPageSize is how many sessions one session/list page holds (default 50).
 	ListPageSize int
 
+	// UserInstructionsDir holds the user-wide AGENTS.md; "" is
+	// $XDG_CONFIG_HOME/acp-bridge (~/.config/acp-bridge), "-" none.
+	UserInstructionsDir string
+	// MaxInstructionBytes caps each AGENTS.md in the prompt (default 32 KiB).
+	MaxInstructionBytes int
+	// CompactThreshold is the share of the model's context window a request
+	// may fill before the older turns are compacted (default 0.8; negative:
+	// never compact by itself, /compact still works).
+	CompactThreshold float64
 	// TerminalLogin is the terminal auth method offered to clients that
 	// can run one (clientCapabilities.auth.terminal, or the older
 	// _meta["terminal-auth"], for which its Meta is kept); nil: none.
@@ -79,7 +96,8 @@ type Agent struct {
 
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
-	sessions map[string]*Session
+	info     *acp.Implementation // the client's clientInfo, nil when it sent none
+	sessions map[string]*conversation
 	shutdown bool // no sessions after Shutdown: their servers would outlive it
 }
 
@@ -111,7 +129,7 @@ func New(client acp.Client, o Options) *Agent {
 	if o.NewID == nil {
 		o.NewID = randomID
 	}
-	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*Session{}}
+	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*conversation{}}
 }
 
 func randomID() string {
@@ -127,7 +145,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		return nil, acp.InvalidParams("invalid params: protocolVersion must be between 0 and 65535")
 	}
 	a.mu.Lock()
-	a.caps = req.ClientCapabilities
+	a.caps, a.info = req.ClientCapabilities, req.ClientInfo
 	a.mu.Unlock()
 	a.log.Info("initialize", "clientVersion", req.ProtocolVersion, "client", req.ClientInfo,
 		"terminalOutput", req.ClientCapabilities.TerminalOutput())
@@ -137,8 +155,10 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentInfo:       &acp.Implementation{Name: a.o.Name, Version: a.o.Version, Title: "ACP Bridge"},
 		AgentCapabilities: acp.AgentCapabilities{
-			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: a.defaultModelImages()},
-			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}},
+			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: a.anyModelImages()},
+			// Additional directories are roots like the cwd (containment,
+			// permissions); Zed sends them only when this is advertised.
+			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, AdditionalDirectories: &acp.Empty{}},
 			McpCapabilities:     acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
 		AuthMethods: a.authMethods(req.ClientCapabilities),
@@ -199,14 +219,14 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
-	s.startMCP(ctx, req.McpServers) // bounded; see MCPStartTimeout
+	s.mcp.start(ctx, req.McpServers) // bounded; see MCPStartTimeout
 	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
 	s.announceAfterReply(ctx)
 	modes, opts := s.Controls()
 	return &acp.NewSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
 }
 
-func (a *Agent) session(id string) (*Session, error) {
+func (a *Agent) session(id string) (*conversation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]
@@ -251,7 +271,7 @@ func (a *Agent) CloseSession(ctx context.Context, req *acp.CloseSessionRequest) 
 
 // forget takes a session out of the live ones, returning it (nil if it was
 // not live). Whoever forgets a session closes it.
-func (a *Agent) forget(id string) *Session {
+func (a *Agent) forget(id string) *conversation {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]
@@ -264,11 +284,11 @@ func (a *Agent) forget(id string) *Session {
 // process is exiting).
 func (a *Agent) Shutdown() {
 	a.mu.Lock()
-	ss := make([]*Session, 0, len(a.sessions))
+	ss := make([]*conversation, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		ss = append(ss, s)
 	}
-	a.sessions = map[string]*Session{}
+	a.sessions = map[string]*conversation{}
 	a.shutdown = true
 	a.mu.Unlock()
 	var wg sync.WaitGroup

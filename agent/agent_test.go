@@ -208,7 +208,6 @@ func TestSessionNewAndPromptErrors(t *testing.T) {
 	sid := e.newSession(t.TempDir())
 	for _, p := range [][]acp.ContentBlock{
 		{acp.TextBlock("   ")},
-		{{Type: "image", Data: "aGk=", MimeType: "image/png"}},
 		{{Type: "audio", Data: "aGk=", MimeType: "audio/wav"}},
 	} {
 		err := e.call(acp.MethodSessionPrompt, acp.PromptRequest{SessionID: sid, Prompt: p}, &json.RawMessage{})
@@ -309,13 +308,14 @@ func TestStopReasons(t *testing.T) {
 		script string
 		max    int
 		want   acp.StopReason
+		code   int // a JSON-RPC error instead of a stop reason
 	}{
-		{"end turn", `{"responses":[{"parts":[{"text":"hi"}]}]}`, 0, acp.StopEndTurn},
-		{"length", `{"responses":[{"parts":[{"text":"hi"}],"finish":"length"}]}`, 0, acp.StopMaxTokens},
-		{"content filter", `{"responses":[{"parts":[{"text":"no"}],"finish":"content_filter"}]}`, 0, acp.StopRefusal},
-		{"too many requests", `{"responses":[` + loop + `,` + loop + `,` + loop + `]}`, 2, acp.StopMaxTurnRequests},
-		{"model fails mid-stream", `{"responses":[{"parts":[{"text":"par"},{"error":"connection reset"}]}]}`, 0, acp.StopEndTurn},
-		{"script exhausted", `{"responses":[]}`, 0, acp.StopEndTurn},
+		{"end turn", `{"responses":[{"parts":[{"text":"hi"}]}]}`, 0, acp.StopEndTurn, 0},
+		{"length", `{"responses":[{"parts":[{"text":"hi"}],"finish":"length"}]}`, 0, acp.StopMaxTokens, 0},
+		{"content filter", `{"responses":[{"parts":[{"text":"no"}],"finish":"content_filter"}]}`, 0, acp.StopRefusal, 0},
+		{"too many requests", `{"responses":[` + loop + `,` + loop + `,` + loop + `]}`, 2, acp.StopMaxTurnRequests, 0},
+		{"model fails mid-stream", `{"responses":[{"parts":[{"text":"par"},{"error":"connection reset"}]}]}`, 0, "", acp.CodeInternalError},
+		{"script exhausted", `{"responses":[]}`, 0, "", acp.CodeInternalError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -324,23 +324,68 @@ func TestStopReasons(t *testing.T) {
 			e := newEditor(t, Options{Registry: reg, Model: script(t, tt.script), MaxTurnRequests: tt.max})
 			sid := e.newSession(t.TempDir())
 			stop, err := e.prompt(sid, "go")
-			if err != nil || stop != tt.want {
-				t.Fatalf("stop=%q err=%v, want %q", stop, err, tt.want)
+			if rpcCode(err) != tt.code || stop != tt.want {
+				t.Fatalf("stop=%q err=%v, want %q (code %d)", stop, err, tt.want, tt.code)
+			}
+			if tt.want == acp.StopMaxTurnRequests && !strings.Contains(agentTextOf(e.turnUpdates()), "limit of 2 model requests (max_turn_requests)") {
+				t.Errorf("hitting max_turn_requests is not said: %q", agentTextOf(e.turnUpdates()))
 			}
 		})
 	}
 }
 
-func TestModelFailureIsVisible(t *testing.T) {
-	e := newEditor(t, Options{Model: script(t, `{"responses":[{"parts":[{"text":"par"},{"error":"connection reset"}]}]}`)})
-	sid := e.newSession(t.TempDir())
-	if _, err := e.prompt(sid, "go"); err != nil {
+func agentTextOf(ups []acp.Update) string {
+	var b strings.Builder
+	for _, u := range ups {
+		if m, ok := u.(*acp.AgentMessageChunk); ok {
+			b.WriteString(m.Content.Text)
+		}
+	}
+	return b.String()
+}
+
+// A failed model request fails session/prompt with a JSON-RPC error (an
+// editor shows it as an error); what streamed before stays, and the failure
+// is not also sent as text. A missing or refused key is -32000, naming the
+// settings to change.
+func TestModelFailureIsAnError(t *testing.T) {
+	noKey, err := model.NewOpenAI(model.OpenAIOptions{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: "SOME_KEY", RequireKey: true})
+	if err != nil {
 		t.Fatal(err)
 	}
-	ups := e.turnUpdates()
-	last, ok := ups[len(ups)-1].(*acp.AgentMessageChunk)
-	if !ok || !strings.Contains(last.Content.Text, "connection reset") {
-		t.Fatalf("last update %+v", ups[len(ups)-1])
+	tests := []struct {
+		name     string
+		provider model.Provider
+		code     int
+		want     []string // in the error message
+		streamed string
+	}{
+		{"failed request", script(t, `{"responses":[{"parts":[{"text":"par"},{"error":"connection reset"}]}]}`), acp.CodeInternalError,
+			[]string{"The model request failed", "connection reset"}, "par"},
+		{"missing key", noKey, acp.CodeAuthRequired,
+			[]string{"needs an API key: SOME_KEY is not set", `"agent_servers"`, "acp-bridge login"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEditor(t, Options{Model: tt.provider})
+			sid := e.newSession(t.TempDir())
+			_, err := e.prompt(sid, "go")
+			var re *jsonrpc2.Error
+			if !errors.As(err, &re) || int(re.Code) != tt.code {
+				t.Fatalf("err = %v, want code %d", err, tt.code)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(re.Message, w) {
+					t.Errorf("message lacks %q: %s", w, re.Message)
+				}
+			}
+			if strings.Contains(re.Message, "restart acp-bridge") {
+				t.Errorf("advice a Zed user cannot follow: %s", re.Message)
+			}
+			if got := agentTextOf(e.turnUpdates()); got != tt.streamed {
+				t.Errorf("agent text %q, want only what streamed (%q)", got, tt.streamed)
+			}
+		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acp-bridge/acp-bridge/codemode"
+	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
@@ -15,11 +16,11 @@ import (
 // model what the mode allows, Resolve refuses the rest, Get finds run_code
 // for the mapping.
 type codeMode struct {
-	s      *Session
+	s      *conversation
 	runner *codemode.Runner
 }
 
-func newCodeMode(s *Session, mode codemode.Mode) *codeMode {
+func newCodeMode(s *conversation, mode codemode.Mode) *codeMode {
 	// Programs get each tool's typed value (typed by its output schema in
 	// the SDK), not just the text the model would read.
 	o := codemode.Options{Logger: s.a.log.With("session", s.id), Values: codemode.TypedValues{}}
@@ -45,17 +46,17 @@ func newCodeMode(s *Session, mode codemode.Mode) *codeMode {
 	return c
 }
 
-func (c *codeMode) get() codemode.Mode { return codemode.Mode(c.s.scope.Mode()) }
+func (c *codeMode) get() codemode.Mode { return c.s.scope.Mode() }
 
 func (c *codeMode) set(m codemode.Mode) {
-	if err := c.s.scope.SetMode(registry.Mode(m)); err != nil {
+	if err := c.s.scope.SetMode(m); err != nil {
 		c.s.a.log.Error("tools mode not set", "session", c.s.id, "mode", m, "err", err)
 	}
 }
 
 // nativeTools are the scope's visible tools other than run_code: the
 // bindings a program gets.
-func (s *Session) nativeTools() []*registry.Def {
+func (s *conversation) nativeTools() []*registry.Def {
 	var out []*registry.Def
 	for _, d := range s.scope.Visible() {
 		if d.Name != codemode.ToolName {
@@ -67,12 +68,12 @@ func (s *Session) nativeTools() []*registry.Def {
 
 // codePrompt is the system-prompt part of Code Mode: in code, the code-only
 // rule and the SDK; in both, the SDK; in native, nothing.
-func (s *Session) codePrompt() string {
+func (s *conversation) codePrompt() string {
 	switch s.code.get() {
 	case codemode.ModeCode:
-		return "\n\n" + codemode.CodeOnlyRule + "\n\n" + s.code.runner.SDK(s.nativeTools())
+		return codemode.CodeOnlyRule + "\n\n" + s.code.runner.SDK(s.nativeTools())
 	case codemode.ModeBoth:
-		return "\n\n" + s.code.runner.SDK(s.nativeTools())
+		return s.code.runner.SDK(s.nativeTools())
 	}
 	return ""
 }
@@ -81,7 +82,7 @@ func (s *Session) codePrompt() string {
 // is logged with Parent set (so the editor shows its card, tied to the
 // run_code card by its id and _meta), goes through the session's pipeline
 // (permission prompts included), and logs its result.
-type codeHost struct{ s *Session }
+type codeHost struct{ s *conversation }
 
 func (h codeHost) Tools() []*registry.Def { return h.s.nativeTools() }
 func (h codeHost) Lookup(name string) *registry.Def {
@@ -100,10 +101,12 @@ func (h codeHost) Start(ctx context.Context, _ *registry.Def, c *registry.Call) 
 	}
 }
 
-func (h codeHost) Execute(ctx context.Context, d *registry.Def, c *registry.Call) registry.Result {
-	res := h.s.pipe.Execute(ctx, d, c)
+// Pipeline is the session's: the run drives its stages so sub-calls' policy
+// runs in submission order.
+func (h codeHost) Pipeline() *pipeline.Pipeline { return h.s.pipe }
+
+func (h codeHost) Finish(ctx context.Context, _ *registry.Def, c *registry.Call, res registry.Result) {
 	h.s.emit(ctx, session.New(session.ToolResult{CallID: c.ID, Result: res}))
-	return res
 }
 
 // toolsModeChoices are the tools modes the tools_mode option offers.

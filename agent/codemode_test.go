@@ -126,7 +126,7 @@ return {w, miss};`
 		}
 	}
 	wantRun := "has hello: true\n{\n  \"w\": \"wrote out.txt\",\n  \"miss\": \"read: file not found: " + filepath.Join(dir, "missing.txt") + "\"\n}"
-	if len(toolMsgs) != 2 || toolMsgs[0] != "Error: "+codemode.CodeOnlyMessage("read") || toolMsgs[1] != wantRun {
+	if len(toolMsgs) != 2 || toolMsgs[0] != "Error: "+registry.CodeOnlyMessage("read") || toolMsgs[1] != wantRun {
 		t.Errorf("tool results sent to the model:\n%q\nwant the refusal and\n%q", toolMsgs, wantRun)
 	}
 

@@ -9,13 +9,14 @@ import (
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
 
 // command is one slash command. run writes its output with s.notice and
 // returns the stop reason of the turn it ran in.
 type command struct {
 	session.Command
-	run func(s *Session, ctx context.Context, arg string) acp.StopReason
+	run func(s *conversation, ctx context.Context, arg string) acp.StopReason
 }
 
 // commands is the catalog, in the order /help lists it.
@@ -23,12 +24,13 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{session.Command{Name: "help", Description: "List the commands"}, (*Session).cmdHelp},
-		{session.Command{Name: "clear", Description: "Start a fresh context: the model forgets the conversation so far"}, (*Session).cmdClear},
-		{session.Command{Name: "compact", Description: "Replace the conversation with a summary written by the model", Hint: "what the summary should keep (optional)"}, (*Session).cmdCompact},
-		{session.Command{Name: "mode", Description: "Show or set the permission mode", Hint: "ask | accept-edits | plan | bypass"}, (*Session).cmdMode},
-		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, (*Session).cmdModel},
-		{session.Command{Name: "tools", Description: "List the tools the model can call"}, (*Session).cmdTools},
+		{session.Command{Name: "help", Description: "List the commands"}, (*conversation).cmdHelp},
+		{session.Command{Name: "clear", Description: "Start a fresh context: the model forgets the conversation so far"}, (*conversation).cmdClear},
+		{session.Command{Name: "compact", Description: "Replace the conversation with a summary written by the model", Hint: "what the summary should keep (optional)"}, (*conversation).cmdCompact},
+		{session.Command{Name: "init", Description: "Write a starter AGENTS.md (project instructions for agents) from a look at the workspace"}, (*conversation).cmdInit},
+		{session.Command{Name: "mode", Description: "Show or set the permission mode", Hint: "ask | accept-edits | plan | bypass"}, (*conversation).cmdMode},
+		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, (*conversation).cmdModel},
+		{session.Command{Name: "tools", Description: "List the tools the model can call"}, (*conversation).cmdTools},
 	}
 }
 
@@ -43,7 +45,7 @@ func commandCatalog() session.Commands {
 
 // announce sends what the editor shows about a session that it has just
 // learned of (session/new, load, resume): the command catalog.
-func (s *Session) announce(ctx context.Context) {
+func (s *conversation) announce(ctx context.Context) {
 	s.emit(ctx, session.New(commandCatalog()))
 }
 
@@ -51,7 +53,7 @@ func (s *Session) announce(ctx context.Context) {
 // is on the wire, and holds the session's first prompt until then, so the
 // catalog always comes before anything of a turn (a fixed order for editors
 // and transcripts alike).
-func (s *Session) announceAfterReply(ctx context.Context) {
+func (s *conversation) announceAfterReply(ctx context.Context) {
 	ready := make(chan struct{})
 	s.mu.Lock()
 	s.ready = ready
@@ -64,7 +66,7 @@ func (s *Session) announceAfterReply(ctx context.Context) {
 
 // awaitAnnounced waits until the session has been announced (see
 // announceAfterReply) or ctx ends.
-func (s *Session) awaitAnnounced(ctx context.Context) {
+func (s *conversation) awaitAnnounced(ctx context.Context) {
 	s.mu.Lock()
 	ready := s.ready
 	s.mu.Unlock()
@@ -92,21 +94,21 @@ func parseCommand(text string) (name, arg string, ok bool) {
 
 // turn runs one prompt: a slash command without a model request, else the
 // model loop; the first exchange names the session.
-func (s *Session) turn(ctx context.Context, text string) acp.StopReason {
+func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *acp.Error) {
 	if name, arg, ok := parseCommand(text); ok {
 		for _, c := range commands {
 			if c.Name == name {
-				return c.run(s, ctx, arg)
+				return c.run(s, ctx, arg), nil
 			}
 		}
 		s.notice(ctx, fmt.Sprintf("Unknown command `/%s`. %s", name, commandList()))
-		return acp.StopEndTurn
+		return acp.StopEndTurn, nil
 	}
-	reason := s.run(ctx, text)
-	if s.provider() != nil && ctx.Err() == nil {
+	reason, failure := s.run(ctx, text)
+	if failure == nil && s.provider() != nil && ctx.Err() == nil {
 		s.maybeTitle(ctx, text)
 	}
-	return reason
+	return reason, failure
 }
 
 func commandList() string {
@@ -122,12 +124,13 @@ func commandList() string {
 	return b.String()
 }
 
-func (s *Session) cmdHelp(ctx context.Context, _ string) acp.StopReason {
-	s.notice(ctx, commandList())
+func (s *conversation) cmdHelp(ctx context.Context, _ string) acp.StopReason {
+	_, ins := s.fixedPrompt(ctx)
+	s.notice(ctx, commandList()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }
 
-func (s *Session) cmdClear(ctx context.Context, _ string) acp.StopReason {
+func (s *conversation) cmdClear(ctx context.Context, _ string) acp.StopReason {
 	n := len(s.history())
 	s.emit(ctx, session.New(session.ContextReset{Reason: "clear"}))
 	s.recordUsage(ctx, &model.Usage{})
@@ -135,61 +138,25 @@ func (s *Session) cmdClear(ctx context.Context, _ string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-const compactInstruction = "Summarise the conversation so far for a fresh context that will continue it. " +
-	"Keep the user's goals and constraints, decisions made, files and code touched (with paths), " +
-	"the current state of the work and what remains to do. Be complete but concise; write only the summary."
-
-// cmdCompact asks the model for a summary of the history and replaces the
-// history with it.
-func (s *Session) cmdCompact(ctx context.Context, arg string) acp.StopReason {
-	p := s.provider()
-	if p == nil {
+// cmdCompact replaces the whole context with a summary the model writes,
+// reported like an automatic compaction (compaction.go).
+func (s *conversation) cmdCompact(ctx context.Context, arg string) acp.StopReason {
+	if s.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn
 	}
-	hist := s.history()
-	if len(hist) == 0 {
+	n := len(s.history())
+	if n == 0 {
 		s.notice(ctx, "Nothing to compact: the context is empty.")
 		return acp.StopEndTurn
 	}
-	instr := compactInstruction
-	if arg != "" {
-		instr += " Pay particular attention to: " + arg
+	if err := s.compactContext(ctx, session.CompactManual, arg, n); err != nil && ctx.Err() != nil {
+		return acp.StopCancelled
 	}
-	req := &model.Request{Messages: append(append([]model.Message{{Role: model.RoleSystem, Content: s.systemPrompt()}}, hist...),
-		model.Message{Role: model.RoleUser, Content: instr})}
-	s.notice(ctx, fmt.Sprintf("Compacting %d messages…\n\n", len(hist)))
-	var summary strings.Builder
-	for ev, err := range p.Stream(ctx, req) {
-		if err != nil {
-			if ctx.Err() != nil {
-				return acp.StopCancelled
-			}
-			s.notice(ctx, fmt.Sprintf("\n\nCompaction failed, the context is unchanged: %v", err))
-			return acp.StopEndTurn
-		}
-		switch ev.Kind {
-		case model.EventText:
-			summary.WriteString(ev.Text)
-		case model.EventRetry:
-			summary.Reset()
-			s.notice(ctx, retryMessage(ev.Retry))
-		case model.EventUsage:
-			s.recordUsage(ctx, ev.Usage)
-		}
-	}
-	text := strings.TrimSpace(summary.String())
-	if text == "" {
-		s.notice(ctx, "Compaction failed, the context is unchanged: the model returned no summary.")
-		return acp.StopEndTurn
-	}
-	// Applying the reset replaces the context with the summary (state.go).
-	s.emit(ctx, session.New(session.ContextReset{Reason: "compact", Summary: text}))
-	s.notice(ctx, "Compacted the context into this summary:\n\n"+text)
 	return acp.StopEndTurn
 }
 
-func (s *Session) cmdMode(ctx context.Context, arg string) acp.StopReason {
+func (s *conversation) cmdMode(ctx context.Context, arg string) acp.StopReason {
 	if arg == "" {
 		cur := s.mode()
 		var b strings.Builder
@@ -213,7 +180,7 @@ func (s *Session) cmdMode(ctx context.Context, arg string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-func (s *Session) cmdModel(ctx context.Context, arg string) acp.StopReason {
+func (s *conversation) cmdModel(ctx context.Context, arg string) acp.StopReason {
 	ms := s.a.models()
 	if len(ms) == 0 {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
@@ -245,7 +212,7 @@ func (s *Session) cmdModel(ctx context.Context, arg string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-func (s *Session) cmdTools(ctx context.Context, _ string) acp.StopReason {
+func (s *conversation) cmdTools(ctx context.Context, _ string) acp.StopReason {
 	defs := s.scope.Visible()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools visible to the model", len(defs))
@@ -255,11 +222,12 @@ func (s *Session) cmdTools(ctx context.Context, _ string) acp.StopReason {
 		desc, _, _ := strings.Cut(d.Description, ". ")
 		desc = strings.TrimSuffix(desc, ".")
 		fmt.Fprintf(&b, "\n- `%s`: %s", d.Name, desc)
-		if ReadOnly(d, []byte("{}")) {
+		if d.Facts.ReadOnly {
 			b.WriteString(" (read-only)")
 		}
 	}
-	s.notice(ctx, b.String())
+	_, ins := s.fixedPrompt(ctx)
+	s.notice(ctx, b.String()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }
 

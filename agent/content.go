@@ -25,11 +25,13 @@ const linkedFileMax = 256 << 10
 //     other schemes are named so the model can fetch them with a tool;
 //   - resource: embedded text in a <resource> element; a blob image is an
 //     image, other blobs are named;
-//   - image: only when the session's model accepts images (and only then
-//     is the capability advertised).
-func (s *Session) promptContent(blocks []acp.ContentBlock) (string, []int, error) {
+//   - image: with a model that accepts images. The capability is advertised
+//     when any configured model does, so a session may be on a text-only
+//     one: its images are left out (named in the text) and counted in
+//     dropped, for a notice; the text still goes.
+func (s *conversation) promptContent(blocks []acp.ContentBlock) (text string, images []int, dropped int, err error) {
 	var b strings.Builder
-	var images []int // indexes of the blocks whose image goes with the text
+	// images: indexes of the blocks whose image goes with the text
 	acceptsImages := false
 	if m := s.currentModel(); m != nil {
 		acceptsImages = m.Images
@@ -53,20 +55,31 @@ func (s *Session) promptContent(blocks []acp.ContentBlock) (string, []int, error
 			}
 		case "image":
 			if !acceptsImages {
-				return "", nil, acp.InvalidParams("invalid params: prompt[%d]: the model %s does not accept images; choose one that does with /model", i, s.modelName())
+				fmt.Fprintf(&b, "\n[image %d left out: the model %s does not read images]\n", dropped+1, s.modelName())
+				dropped++
+				continue
 			}
 			images = append(images, i)
 		default:
-			return "", nil, acp.InvalidParams("invalid params: prompt[%d]: %s content is not supported (this agent accepts text, resource_link, resource and, with a model that reads them, images)", i, blk.Type)
+			return "", nil, 0, acp.InvalidParams("invalid params: prompt[%d]: %s content is not supported (this agent accepts text, resource_link, resource and, with a model that reads them, images)", i, blk.Type)
 		}
 	}
 	if strings.TrimSpace(b.String()) == "" && len(images) == 0 {
-		return "", nil, acp.InvalidParams("invalid params: the prompt is empty")
+		return "", nil, 0, acp.InvalidParams("invalid params: the prompt is empty")
 	}
-	return b.String(), images, nil
+	return b.String(), images, dropped, nil
 }
 
-func (s *Session) modelName() string {
+// droppedImagesNotice tells the user the model did not get their images.
+func (s *conversation) droppedImagesNotice(n int) string {
+	what := "the image was"
+	if n > 1 {
+		what = fmt.Sprintf("%d images were", n)
+	}
+	return fmt.Sprintf("The model %s does not read images, so %s left out; it got the text. Choose a model that reads images with /model.", s.modelName(), what)
+}
+
+func (s *conversation) modelName() string {
 	if m := s.currentModel(); m != nil {
 		return m.ID
 	}

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -132,9 +133,9 @@ type noArgs struct{}
 
 func testRegistry(t *testing.T, r *ran) *registry.Registry {
 	reg := registry.New()
-	add := func(name string, view registry.View, asks bool) {
+	add := func(name string, view registry.View, facts registry.Facts, asks bool) {
 		tool := registry.Tool[noArgs, string]{
-			Name: name, Description: "Test tool " + name + ". More.",
+			Name: name, Description: "Test tool " + name + ". More.", Facts: facts,
 			Run:         func(context.Context, *registry.Call, noArgs) (string, error) { r.add(name); return name + " done", nil },
 			PresentCall: func(noArgs) registry.View { return view },
 		}
@@ -145,9 +146,10 @@ func testRegistry(t *testing.T, r *ran) *registry.Registry {
 		}
 		registry.MustAdd(reg, tool)
 	}
-	add("look", registry.GenericCard{Title: "look", Kind: "read"}, false)
-	add("edit_file", registry.DiffCard{Title: "edit"}, true)
-	add("shell", registry.TerminalCard{Command: "make"}, true)
+	// The cards say nothing to the modes: the facts do.
+	add("look", registry.GenericCard{Title: "look", Kind: "read"}, registry.Facts{ReadOnly: true, Kind: "read"}, false)
+	add("edit_file", registry.DiffCard{Title: "edit"}, registry.Facts{Edits: true, Kind: "edit"}, true)
+	add("shell", registry.TerminalCard{Command: "make"}, registry.Facts{Kind: "execute"}, true)
 	todo.Register(reg)
 	return reg
 }
@@ -188,7 +190,7 @@ func TestNewSessionControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Modes == nil || resp.Modes.CurrentModeID != ModeAcceptEdits || len(resp.Modes.AvailableModes) != 4 {
+	if resp.Modes == nil || resp.Modes.CurrentModeID != ModeAcceptEdits || len(resp.Modes.AvailableModes) != 3 { // no bypass without the opt-in
 		t.Errorf("modes = %+v", resp.Modes)
 	}
 	if len(resp.ConfigOptions) != 3 || resp.ConfigOptions[2].ID != "tools_mode" || resp.ConfigOptions[2].CurrentValue != "native" || resp.ConfigOptions[0].Category != "mode" || resp.ConfigOptions[0].CurrentValue != ModeAcceptEdits ||
@@ -203,7 +205,7 @@ func TestNewSessionControls(t *testing.T) {
 	for _, cmd := range cmds[0].AvailableCommands {
 		names = append(names, cmd.Name)
 	}
-	if got := strings.Join(names, " "); got != "help clear compact mode model tools" {
+	if got := strings.Join(names, " "); got != "help clear compact init mode model tools" {
 		t.Errorf("commands = %s", got)
 	}
 
@@ -221,10 +223,14 @@ func TestNewSessionControls(t *testing.T) {
 			}
 			return err
 		}, ModePlan, false},
-		{"legacy set_mode bypass", func() error {
+		{"legacy set_mode accept-edits", func() error {
+			_, err := a.SetSessionMode(t.Context(), &acp.SetModeRequest{SessionID: resp.SessionID, ModeID: ModeAcceptEdits})
+			return err
+		}, ModeAcceptEdits, false},
+		{"bypass is not offered", func() error {
 			_, err := a.SetSessionMode(t.Context(), &acp.SetModeRequest{SessionID: resp.SessionID, ModeID: ModeBypass})
 			return err
-		}, ModeBypass, false},
+		}, "", true},
 		{"unknown mode", func() error {
 			_, err := a.SetSessionMode(t.Context(), &acp.SetModeRequest{SessionID: resp.SessionID, ModeID: "yolo"})
 			return err
@@ -283,7 +289,7 @@ func TestModeGate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
 			r := &ran{}
-			a, c, sid := newTestSession(t, Options{Registry: testRegistry(t, r), Model: recordedScript(t, turn)})
+			a, c, sid := newTestSession(t, Options{Registry: testRegistry(t, r), Model: recordedScript(t, turn), OfferBypass: true})
 			if _, err := a.SetSessionMode(t.Context(), &acp.SetModeRequest{SessionID: sid, ModeID: tc.mode}); err != nil {
 				t.Fatal(err)
 			}
@@ -363,15 +369,19 @@ func TestCommands(t *testing.T) {
 		{line: "/model", want: []string{"Model: **m/one**", "m/two"}},
 		{line: "/model m/nope", want: []string{"Unknown model `m/nope`"}},
 		{line: "/frobnicate now", want: []string{"Unknown command `/frobnicate`", "/help"}},
-		{line: "/compact", want: []string{"Compacting 2 messages", "The user said hello"}, wantUpds: []string{"usage_update"}, check: func(t *testing.T) {
+		{line: "/compact", want: []string{"Compacting the context", "The user said hello"}, wantUpds: []string{"usage_update"}, check: func(t *testing.T) {
 			a.mu.Lock()
 			s := a.sessions[sid]
 			a.mu.Unlock()
 			if len(s.history()) != 2 || !strings.Contains(s.history()[0].Content, "The user said hello") {
 				t.Errorf("history after compact = %+v", s.history())
 			}
-			last := rec.reqs[len(rec.reqs)-1]
-			if len(last.Tools) != 0 || !strings.Contains(last.Messages[len(last.Messages)-1].Content, "Summarise") {
+			// The summary request continues the one before it (the same
+			// tools and messages: a prefix-cache hit, but for the system
+			// message: /mode plan came between) and adds the instruction.
+			prev, last := rec.reqs[len(rec.reqs)-2], rec.reqs[len(rec.reqs)-1]
+			if !reflect.DeepEqual(last.Tools, prev.Tools) || !reflect.DeepEqual(last.Messages[1:len(prev.Messages)], prev.Messages[1:]) ||
+				!strings.Contains(last.Messages[len(last.Messages)-1].Content, "Summarise") {
 				t.Errorf("compaction request = %+v", last)
 			}
 		}},
@@ -531,12 +541,13 @@ func TestPromptContent(t *testing.T) {
 	blob := "iVBORw0KGgo="
 
 	tests := []struct {
-		name      string
-		images    bool
-		blocks    []acp.ContentBlock
-		want      []string // substrings of the text the model gets
-		wantImgs  int
-		wantError string
+		name       string
+		images     bool
+		blocks     []acp.ContentBlock
+		want       []string // substrings of the text the model gets
+		wantImgs   int
+		wantError  string
+		wantNotice string // in the agent text of the turn
 	}{
 		{name: "file link read into context", blocks: []acp.ContentBlock{acp.TextBlock("see"), {Type: "resource_link", Name: "notes.txt", URI: "file://" + file}},
 			want: []string{"see", `<resource uri="file://` + file, "line one\nline two"}},
@@ -550,8 +561,8 @@ func TestPromptContent(t *testing.T) {
 			want: []string{`truncated="first 256 KiB"`}},
 		{name: "embedded resource", blocks: []acp.ContentBlock{{Type: "resource", Resource: &acp.EmbeddedResource{URI: "file:///x.go", Text: &text}}},
 			want: []string{`<resource uri="file:///x.go">`, "embedded body"}},
-		{name: "image refused without a vision model", blocks: []acp.ContentBlock{acp.TextBlock("look"), {Type: "image", MimeType: "image/png", Data: blob}},
-			wantError: "does not accept images"},
+		{name: "image left out for a text-only model, the text sent", blocks: []acp.ContentBlock{acp.TextBlock("look"), {Type: "image", MimeType: "image/png", Data: blob}},
+			want: []string{"look", "[image 1 left out: the model m does not read images]"}, wantNotice: "does not read images, so the image was left out"},
 		{name: "image passed to a vision model", images: true, blocks: []acp.ContentBlock{acp.TextBlock("look"), {Type: "image", MimeType: "image/png", Data: blob}},
 			want: []string{"look"}, wantImgs: 1},
 		{name: "audio refused", blocks: []acp.ContentBlock{{Type: "audio", MimeType: "audio/wav", Data: "AAAA"}}, wantError: "audio content is not supported"},
@@ -559,7 +570,7 @@ func TestPromptContent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := recordedScript(t, `{"responses":[{"parts":[{"text":"ok"}]}]}`)
-			a, _, sid := newTestSession(t, Options{Models: []ModelChoice{{ID: "m", Name: "m", Provider: rec, Images: tc.images}}})
+			a, c, sid := newTestSession(t, Options{Models: []ModelChoice{{ID: "m", Name: "m", Provider: rec, Images: tc.images}}})
 			_, err := a.Prompt(t.Context(), &acp.PromptRequest{SessionID: sid, Prompt: tc.blocks})
 			if tc.wantError != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
@@ -578,6 +589,9 @@ func TestPromptContent(t *testing.T) {
 			}
 			if len(user.Images) != tc.wantImgs {
 				t.Errorf("%d images, want %d", len(user.Images), tc.wantImgs)
+			}
+			if tc.wantNotice != "" && !strings.Contains(messageText(c.take()), tc.wantNotice) {
+				t.Errorf("no notice %q", tc.wantNotice)
 			}
 		})
 	}
@@ -621,5 +635,96 @@ func TestControlsFoldFromTheLog(t *testing.T) {
 	}
 	if fresh.ctl.mode != ModeBypass || fresh.ctl.model != "m/b" || fresh.ctl.title != "Refactor the parser" {
 		t.Errorf("folded: %+v", fresh.ctl)
+	}
+}
+
+// Bypass is in the picker only when opted in, or while it is the current
+// mode (reached by /mode); the picker cannot choose it otherwise, so Zed's
+// re-applied last pick cannot bring it back to a new session.
+func TestBypassOptIn(t *testing.T) {
+	hasBypass := func(opts []acp.ConfigOption) bool {
+		for _, o := range opts[0].Options {
+			if o.Value == ModeBypass {
+				return true
+			}
+		}
+		return false
+	}
+	pick := func(a *Agent, sid string) error {
+		_, err := a.SetSessionConfigOption(t.Context(), &acp.SetConfigOptionRequest{SessionID: sid, ConfigID: "mode", Value: json.RawMessage(`"bypass"`)})
+		return err
+	}
+	t.Run("opted in", func(t *testing.T) {
+		a, _, _ := newTestSession(t, Options{OfferBypass: true})
+		resp, err := a.NewSession(t.Context(), &acp.NewSessionRequest{Cwd: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasBypass(resp.ConfigOptions) || len(resp.Modes.AvailableModes) != 4 {
+			t.Errorf("bypass not offered: %+v", resp.ConfigOptions[0].Options)
+		}
+		if err := pick(a, resp.SessionID); err != nil {
+			t.Errorf("picking bypass: %v", err)
+		}
+	})
+	t.Run("default", func(t *testing.T) {
+		a, c, sid := newTestSession(t, Options{})
+		if err := pick(a, sid); err == nil {
+			t.Fatal("the picker chose bypass without the opt-in")
+		}
+		if got := prompt(t, a, sid, "/mode bypass"); got != acp.StopEndTurn {
+			t.Fatalf("/mode bypass: %s", got)
+		}
+		opts := find[acp.ConfigOptionUpdate](c.take())
+		if len(opts) != 1 || opts[0].ConfigOptions[0].CurrentValue != ModeBypass || !hasBypass(opts[0].ConfigOptions) {
+			t.Errorf("after /mode bypass the picker lacks its current value: %+v", opts)
+		}
+		// A new session (where Zed re-applies the last pick) still refuses it.
+		resp, err := a.NewSession(t.Context(), &acp.NewSessionRequest{Cwd: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hasBypass(resp.ConfigOptions) || pick(a, resp.SessionID) == nil {
+			t.Errorf("a new session offers or takes bypass: %+v", resp.ConfigOptions[0].Options)
+		}
+	})
+}
+
+// After a refusal the editor drops the user's message from its thread
+// (Zed does): the model's context drops the whole turn too, live and when
+// the log is folded again.
+func TestRefusalLeavesTheContext(t *testing.T) {
+	rec := recordedScript(t, `{"responses":[
+		{"parts":[{"text":"first answer"}]},
+		{"parts":[{"tool_call":{"name":"look"}}]},
+		{"parts":[{"text":"I can't help with that."}],"finish":"content_filter"},
+		{"parts":[{"text":"third answer"}]}]}`)
+	a, _, sid := newTestSession(t, Options{Registry: testRegistry(t, &ran{}), Model: rec})
+	for _, p := range []struct {
+		text string
+		want acp.StopReason
+	}{{"one", acp.StopEndTurn}, {"refused", acp.StopRefusal}, {"three", acp.StopEndTurn}} {
+		if got := prompt(t, a, sid, p.text); got != p.want {
+			t.Fatalf("%s: stop %s, want %s", p.text, got, p.want)
+		}
+	}
+	last := rec.reqs[len(rec.reqs)-1].Messages
+	var roles []string
+	for _, m := range last[1:] { // after the system prompt
+		roles = append(roles, string(m.Role)+":"+m.Content)
+		if strings.Contains(m.Content, "refused") || strings.Contains(m.Content, "can't help") || m.Role == model.RoleTool {
+			t.Errorf("the refused turn is still in the context: %+v", m)
+		}
+	}
+	if got := strings.Join(roles, " | "); got != "user:one | assistant:first answer | user:three" {
+		t.Errorf("context = %s", got)
+	}
+	s := a.liveSession(t, sid)
+	fresh := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	for _, ev := range s.log.Events() {
+		fresh.apply(ev)
+	}
+	if len(fresh.history) != len(s.history()) || len(fresh.history) != 4 {
+		t.Errorf("folded history has %d messages, live %d, want 4", len(fresh.history), len(s.history()))
 	}
 }

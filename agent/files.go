@@ -27,6 +27,10 @@ import (
 //   - its modification time falls within a command the agent ran (bash),
 //     from the command's start to its end: a command can write any file.
 //
+// A file larger than EditorReadMax on disk is read from disk too: its text
+// in one fs/read_text_file response could pass the editor's message limit,
+// and a response the editor cannot send leaves the read hanging.
+//
 // Files also keeps the session's read-tracking (what version of each file
 // the session has seen) for the fs tools' read-before-edit rule; see
 // tools/fs.Tracker. Versions are content hashes.
@@ -43,6 +47,9 @@ type Files struct {
 	written map[string]stamp             // path -> what our last disk write left
 	windows []window                     // when commands ran
 }
+
+// EditorReadMax is the largest file (bytes on disk) read through the editor.
+const EditorReadMax = 4 << 20
 
 type stamp struct {
 	mod  time.Time
@@ -71,7 +78,7 @@ func NewFiles(client acp.Client, sessionID string, caps acp.FileSystemCapabiliti
 // above sends the read to the disk.
 func (f *Files) ReadText(ctx context.Context, path string) (string, error) {
 	path = filepath.Clean(path)
-	if f.editorRead && !f.ChangedOnDisk(path) {
+	if f.editorRead && !f.ChangedOnDisk(path) && !largeOnDisk(path) {
 		resp, err := f.client.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: f.session, Path: path})
 		if err == nil {
 			return resp.Content, nil
@@ -83,6 +90,11 @@ func (f *Files) ReadText(ctx context.Context, path string) (string, error) {
 	}
 	b, err := os.ReadFile(path)
 	return string(b), err
+}
+
+func largeOnDisk(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Size() > EditorReadMax
 }
 
 // WriteText replaces the file's content: through the editor when it takes

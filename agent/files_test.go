@@ -278,3 +278,26 @@ func TestSessionUsesEditorFiles(t *testing.T) {
 		t.Errorf("disk changed behind the editor: %q", b)
 	}
 }
+
+// A file over EditorReadMax is read from disk, never asked of the editor;
+// one at the limit still goes through it.
+func TestLargeFileReadFromDisk(t *testing.T) {
+	for _, tt := range []struct {
+		size       int
+		fromEditor bool
+	}{{agent.EditorReadMax, true}, {agent.EditorReadMax + 1, false}} {
+		ed := newEditor()
+		f := agent.NewFiles(ed, "s1", both, nil)
+		p := filepath.Join(t.TempDir(), "big.txt")
+		if err := os.WriteFile(p, []byte(strings.Repeat("x", tt.size)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.ReadText(t.Context(), p)
+		if err != nil || len(got) != tt.size {
+			t.Fatalf("size %d: read %d bytes, %v", tt.size, len(got), err)
+		}
+		if n := ed.readsOf(p); (n == 1) != tt.fromEditor {
+			t.Errorf("size %d: %d editor reads, want through the editor %v", tt.size, n, tt.fromEditor)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 		if err := live.replay(ctx); err != nil {
 			return nil, err
 		}
-		live.startMCP(ctx, req.McpServers)
+		live.mcp.start(ctx, req.McpServers)
 		a.log.Info("live session loaded again", "session", live.id, "events", live.log.Len())
 		modes, opts := live.Controls()
 		return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
@@ -122,7 +122,7 @@ func checkRoots(cwd string, dirs []string, servers []acp.McpServer) error {
 // restore opens a stored session, folds its log into the session's state
 // (and, with replay, sends what the translator makes of it), seals a turn a
 // crash cut short, and registers the session as live.
-func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, servers []acp.McpServer, replay bool) (_ *Session, err error) {
+func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, servers []acp.McpServer, replay bool) (_ *conversation, err error) {
 	if a.o.Store == nil {
 		return nil, acp.Errorf(acp.CodeMethodNotFound, "sessions are not saved (acp-bridge runs without a state directory), so none can be loaded")
 	}
@@ -185,13 +185,13 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	// Like session/new: the command catalog once the response is out (the
 	// first prompt waits for it), and the editor's MCP servers.
 	s.announceAfterReply(ctx)
-	s.startMCP(ctx, servers)
+	s.mcp.start(ctx, servers)
 	return s, nil
 }
 
 // foldLog applies every stored event of a session being opened, through
 // the same fold as live events; with send, the editor gets the updates.
-func (s *Session) foldLog(ctx context.Context, send bool) error {
+func (s *conversation) foldLog(ctx context.Context, send bool) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	for _, ev := range s.log.Events() {
@@ -212,10 +212,10 @@ func (s *Session) foldLog(ctx context.Context, send bool) error {
 // through a fresh translator: the live one keeps its own state, and the
 // session's state does not change. Events wait meanwhile, so the replay
 // is a consistent prefix and nothing of it follows the response.
-func (s *Session) replay(ctx context.Context) error {
+func (s *conversation) replay(ctx context.Context) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	tr := mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Replay: true})
+	tr := mapping.New(s.scope, s.mappingOptions(true))
 	for _, ev := range s.log.Events() {
 		for _, u := range tr.Translate(ev) {
 			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {
@@ -252,7 +252,7 @@ const codeInterrupted = "INTERRUPTED"
 // never started gets its card first), and an open turn gets its end. The
 // events are logged, so the next load finds the session whole. It returns
 // how many it added.
-func (s *Session) seal(ctx context.Context, send bool) int {
+func (s *conversation) seal(ctx context.Context, send bool) int {
 	n := s.closeOpen(ctx, send, codeInterrupted,
 		"the call was interrupted: acp-bridge stopped before it finished, so it may have run only in part",
 		"the call never ran: acp-bridge stopped before it started")

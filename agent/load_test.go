@@ -168,8 +168,9 @@ func (e *stEnv) prompt(a *Agent, c *stClient, id, text string) []string {
 			a.Cancel(context.Background(), &acp.CancelNotification{SessionID: id})
 		}()
 	}
-	if _, err := a.Prompt(e.t.Context(), &acp.PromptRequest{SessionID: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}}); err != nil {
-		e.t.Fatal(err)
+	_, err := a.Prompt(e.t.Context(), &acp.PromptRequest{SessionID: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	if err != nil && !(text == stPrompts[3] && strings.Contains(err.Error(), "connection reset")) {
+		e.t.Fatal(err) // only the failed model request of "Try again." fails the prompt
 	}
 	return c.since(n)
 }
@@ -188,13 +189,13 @@ func userChunk(id, text string) string {
 	return string(b)
 }
 
-func (s *Session) turnCount() int {
+func (s *conversation) turnCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.turns
 }
 
-func (a *Agent) liveSession(t *testing.T, id string) *Session {
+func (a *Agent) liveSession(t *testing.T, id string) *conversation {
 	t.Helper()
 	s, err := a.session(id)
 	if err != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/mcpclient"
+	"github.com/acp-bridge/acp-bridge/registry"
 )
 
 // defaultMCPStartTimeout bounds how long session/new (load, resume) waits
@@ -17,8 +19,17 @@ import (
 const defaultMCPStartTimeout = 5 * time.Second
 
 // mcpServers is a session's MCP servers: the editor's configuration, their
-// connections, and the tools they put in the session's scope.
+// connections, and the tools they put in the session's scope. It knows the
+// session only through what it is given: the scope, where the servers run,
+// and how to tell the user something.
 type mcpServers struct {
+	scope   *registry.Scope
+	dir     string // the session root, where a project's servers expect to run
+	log     *slog.Logger
+	client  [2]string     // name and version, as the servers see this client
+	bound   time.Duration // how long start waits
+	noticed func(text string)
+
 	mu      sync.Mutex
 	servers map[string]*mcpServer // by the editor's name
 	// announced: the editor knows the session (the response that names it
@@ -51,8 +62,7 @@ type mcpServer struct {
 // request. Called again (session/load, session/resume), it keeps servers
 // whose configuration is unchanged, stops those no longer given and starts
 // the new ones.
-func (s *Session) startMCP(ctx context.Context, servers []acp.McpServer) {
-	m := &s.mcp
+func (m *mcpServers) start(ctx context.Context, servers []acp.McpServer) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -95,14 +105,14 @@ func (s *Session) startMCP(ctx context.Context, servers []acp.McpServer) {
 
 	stopMCPServers(stale)
 	for _, name := range dups {
-		s.a.log.Warn("MCP server given twice; the first wins", "session", s.id, "mcpServer", name)
-		s.mcpNotice(fmt.Sprintf("MCP server %q is configured twice; only the first configuration is used.", name))
+		m.log.Warn("MCP server given twice; the first wins", "mcpServer", name)
+		m.notice(fmt.Sprintf("MCP server %q is configured twice; only the first configuration is used.", name))
 	}
 	for _, srv := range fresh {
-		go s.runMCP(srv.ctx, srv)
+		go m.run(srv.ctx, srv)
 	}
 
-	bound := s.a.o.MCPStartTimeout
+	bound := m.bound
 	if bound <= 0 {
 		bound = defaultMCPStartTimeout
 	}
@@ -127,10 +137,10 @@ wait:
 		srv.mu.Lock()
 		srv.late = true
 		srv.mu.Unlock()
-		s.a.log.Info("MCP server still starting; going on without it for now", "session", s.id, "mcpServer", srv.cfg.Name, "waited", bound)
-		s.mcpNotice(fmt.Sprintf("MCP server %q is still starting; its tools will be available once it is ready.", srv.cfg.Name))
+		m.log.Info("MCP server still starting; going on without it for now", "mcpServer", srv.cfg.Name, "waited", bound)
+		m.notice(fmt.Sprintf("MCP server %q is still starting; its tools will be available once it is ready.", srv.cfg.Name))
 	}
-	acp.AfterReply(ctx, s.announceMCP)
+	acp.AfterReply(ctx, m.announce)
 }
 
 func configKey(cfg acp.McpServer) string {
@@ -138,20 +148,20 @@ func configKey(cfg acp.McpServer) string {
 	return string(b)
 }
 
-// runMCP connects one server and puts its tools in the session's scope.
-func (s *Session) runMCP(ctx context.Context, srv *mcpServer) {
+// run connects one server and puts its tools in the session's scope.
+func (m *mcpServers) run(ctx context.Context, srv *mcpServer) {
 	defer close(srv.settled)
 	if ctx.Err() != nil {
 		return // stopped before it started
 	}
 	name := srv.cfg.Name
-	log := s.a.log.With("session", s.id, "mcpServer", name)
-	conn, err := mcpclient.Connect(ctx, s.mcpConfig(srv.cfg), &mcpclient.Options{
+	log := m.log.With("mcpServer", name)
+	conn, err := mcpclient.Connect(ctx, m.config(srv.cfg), &mcpclient.Options{
 		Logger:         log,
-		ClientName:     s.a.o.Name,
-		ClientVersion:  s.a.o.Version,
-		OnToolsChanged: func(c *mcpclient.Conn) { s.mcpTools(srv, c, true) },
-		OnExit:         func(_ *mcpclient.Conn, err error) { s.mcpExited(srv, err) },
+		ClientName:     m.client[0],
+		ClientVersion:  m.client[1],
+		OnToolsChanged: func(c *mcpclient.Conn) { m.tools(srv, c, true) },
+		OnExit:         func(_ *mcpclient.Conn, err error) { m.exited(srv, err) },
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -159,7 +169,7 @@ func (s *Session) runMCP(ctx context.Context, srv *mcpServer) {
 			return
 		}
 		log.Warn("MCP server failed to start", "err", err)
-		s.mcpNotice(fmt.Sprintf("MCP server %q failed to start: %v. The session goes on without its tools.", name, err))
+		m.notice(fmt.Sprintf("MCP server %q failed to start: %v. The session goes on without its tools.", name, err))
 		return
 	}
 	srv.mu.Lock()
@@ -171,17 +181,17 @@ func (s *Session) runMCP(ctx context.Context, srv *mcpServer) {
 	srv.conn = conn
 	late := srv.late
 	srv.mu.Unlock()
-	n := s.mcpTools(srv, conn, false)
+	n := m.tools(srv, conn, false)
 	log.Info("MCP server connected", "type", srv.cfg.Type, "tools", n)
 	if late {
-		s.mcpNotice(fmt.Sprintf("MCP server %q is ready (%d tools).", name, n))
+		m.notice(fmt.Sprintf("MCP server %q is ready (%d tools).", name, n))
 	}
 }
 
-// mcpConfig translates the editor's configuration; the server runs in the
+// config translates the editor's configuration; the server runs in the
 // session's root, where a project's servers expect to be.
-func (s *Session) mcpConfig(cfg acp.McpServer) mcpclient.Server {
-	out := mcpclient.Server{Name: cfg.Name, Type: cfg.Type, Command: cfg.Command, Args: cfg.Args, URL: cfg.URL, Dir: s.cwd}
+func (m *mcpServers) config(cfg acp.McpServer) mcpclient.Server {
+	out := mcpclient.Server{Name: cfg.Name, Type: cfg.Type, Command: cfg.Command, Args: cfg.Args, URL: cfg.URL, Dir: m.dir}
 	if out.Type == "" {
 		out.Type = mcpclient.Stdio
 	}
@@ -194,9 +204,9 @@ func (s *Session) mcpConfig(cfg acp.McpServer) mcpclient.Server {
 	return out
 }
 
-// mcpTools replaces the server's tools in the session's scope with its
+// tools replaces the server's tools in the session's scope with its
 // current ones; the next model request sees them. It returns how many.
-func (s *Session) mcpTools(srv *mcpServer, c *mcpclient.Conn, changed bool) int {
+func (m *mcpServers) tools(srv *mcpServer, c *mcpclient.Conn, changed bool) int {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	if srv.stopped || srv.dead {
@@ -207,24 +217,24 @@ func (s *Session) mcpTools(srv *mcpServer, c *mcpclient.Conn, changed bool) int 
 	}
 	srv.unreg = nil
 	for _, d := range c.Tools() {
-		u, err := s.scope.Register(d)
+		u, err := m.scope.Register(d)
 		if err != nil {
 			// Two servers whose names differ only in characters that tool
 			// names cannot hold: the first keeps the name.
-			s.a.log.Warn("MCP tool not registered", "session", s.id, "mcpServer", srv.cfg.Name, "tool", d.Name, "err", err)
+			m.log.Warn("MCP tool not registered", "mcpServer", srv.cfg.Name, "tool", d.Name, "err", err)
 			continue
 		}
 		srv.unreg = append(srv.unreg, u)
 	}
 	if changed {
-		s.a.log.Info("MCP server tools updated", "session", s.id, "mcpServer", srv.cfg.Name, "tools", len(srv.unreg))
+		m.log.Info("MCP server tools updated", "mcpServer", srv.cfg.Name, "tools", len(srv.unreg))
 	}
 	return len(srv.unreg)
 }
 
-// mcpExited handles a server that died or hung up: its tools go, and the
+// exited handles a server that died or hung up: its tools go, and the
 // user is told.
-func (s *Session) mcpExited(srv *mcpServer, err error) {
+func (m *mcpServers) exited(srv *mcpServer, err error) {
 	srv.mu.Lock()
 	if srv.stopped {
 		srv.mu.Unlock()
@@ -236,15 +246,14 @@ func (s *Session) mcpExited(srv *mcpServer, err error) {
 	}
 	srv.unreg = nil
 	srv.mu.Unlock()
-	s.a.log.Warn("MCP server stopped", "session", s.id, "mcpServer", srv.cfg.Name, "err", err)
-	s.mcpNotice(fmt.Sprintf("MCP server %q stopped: %v. Its tools are no longer available.", srv.cfg.Name, err))
+	m.log.Warn("MCP server stopped", "mcpServer", srv.cfg.Name, "err", err)
+	m.notice(fmt.Sprintf("MCP server %q stopped: %v. Its tools are no longer available.", srv.cfg.Name, err))
 }
 
-// mcpNotice tells the user something about the session's servers, now if
+// notice tells the user something about the session's servers, now if
 // the editor knows the session, else once it does.
-func (s *Session) mcpNotice(text string) {
+func (m *mcpServers) notice(text string) {
 	text = "\n\n[" + text + "]\n\n"
-	m := &s.mcp
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -256,12 +265,11 @@ func (s *Session) mcpNotice(text string) {
 		return
 	}
 	m.mu.Unlock()
-	s.notice(context.Background(), text)
+	m.noticed(text)
 }
 
-// announceMCP runs once the editor knows the session: queued notices go out.
-func (s *Session) announceMCP() {
-	m := &s.mcp
+// announce runs once the editor knows the session: queued notices go out.
+func (m *mcpServers) announce() {
 	m.mu.Lock()
 	m.announced = true
 	pending := m.pending
@@ -272,14 +280,13 @@ func (s *Session) announceMCP() {
 		return
 	}
 	for _, text := range pending {
-		s.notice(context.Background(), text)
+		m.noticed(text)
 	}
 }
 
-// stopMCP stops every server of the session and waits until they are gone.
+// stop stops every server of the session and waits until they are gone.
 // The session will start no more.
-func (s *Session) stopMCP() {
-	m := &s.mcp
+func (m *mcpServers) stop() {
 	m.mu.Lock()
 	m.closed = true
 	var all []*mcpServer

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
 
 // Permission modes: what tool calls may do without asking.
@@ -84,17 +85,12 @@ func (a *Agent) modelChoice(id string) *ModelChoice {
 	return nil
 }
 
-// defaultModelImages: images are advertised only when a new session's
-// model accepts them.
-func (a *Agent) defaultModelImages() bool {
-	ms := a.models()
-	if len(ms) == 0 {
-		return false
-	}
-	if m := a.modelChoice(a.o.DefaultModel); m != nil {
-		return m.Images
-	}
-	return ms[0].Images
+// anyModelImages: images are advertised when any model a session may pick
+// accepts them. The capability is the agent's, fixed at initialize, while
+// the model is each session's choice; a prompt with images for a text-only
+// model gets the text and a notice (promptContent).
+func (a *Agent) anyModelImages() bool {
+	return slices.ContainsFunc(a.models(), func(m ModelChoice) bool { return m.Images })
 }
 
 // defaultControls are a new session's mode, model and tools mode, from the
@@ -118,13 +114,13 @@ func (a *Agent) defaultControls() ctlState {
 
 // Controls returns what session/new, load and resume answer with: the
 // legacy modes and the complete config option list.
-func (s *Session) Controls() (*acp.SessionModeState, []acp.ConfigOption) {
+func (s *conversation) Controls() (*acp.SessionModeState, []acp.ConfigOption) {
 	st := s.controlsState()
 	return mapping.ModeState(st), mapping.ConfigOptions(st)
 }
 
 // controlsState is the complete state the mapping renders.
-func (s *Session) controlsState() session.Controls {
+func (s *conversation) controlsState() session.Controls {
 	s.mu.Lock()
 	ctl := s.st.ctl
 	s.mu.Unlock()
@@ -133,7 +129,7 @@ func (s *Session) controlsState() session.Controls {
 
 // controlsOf is the event that records ctl, with the choices offered.
 func (a *Agent) controlsOf(ctl ctlState) session.Controls {
-	c := session.Controls{Mode: ctl.mode, Modes: PermissionModes, Model: ctl.model,
+	c := session.Controls{Mode: ctl.mode, Modes: a.offeredModes(ctl.mode), Model: ctl.model,
 		Tools: string(ctl.tools), ToolsModes: toolsModeChoices}
 	for _, m := range a.models() {
 		c.Models = append(c.Models, session.Choice{ID: m.ID, Name: m.Name, Description: m.Description})
@@ -141,19 +137,19 @@ func (a *Agent) controlsOf(ctl ctlState) session.Controls {
 	return c
 }
 
-func (s *Session) controls() ctlState {
+func (s *conversation) controls() ctlState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.ctl
 }
 
-func (s *Session) mode() string { return s.controls().mode }
+func (s *conversation) mode() string { return s.controls().mode }
 
 // currentModel is the session's model, or nil when none is configured.
-func (s *Session) currentModel() *ModelChoice { return s.a.modelChoice(s.controls().model) }
+func (s *conversation) currentModel() *ModelChoice { return s.a.modelChoice(s.controls().model) }
 
 // provider is the provider the next model request goes to.
-func (s *Session) provider() model.Provider {
+func (s *conversation) provider() model.Provider {
 	if m := s.currentModel(); m != nil {
 		return m.Provider
 	}
@@ -164,7 +160,7 @@ func (s *Session) provider() model.Provider {
 // new state, which the mapping sends as current_mode_update and
 // config_option_update. A change lands between two tool calls of a turn at
 // the earliest: the gate reads the mode at each call.
-func (s *Session) setControl(ctx context.Context, id, value string) error {
+func (s *conversation) setControl(ctx context.Context, id, value string) error {
 	ctl := s.controls()
 	switch id {
 	case mapping.ConfigMode:
@@ -188,6 +184,16 @@ func (s *Session) setControl(ctx context.Context, id, value string) error {
 	}
 	s.emit(ctx, session.New(s.a.controlsOf(ctl)))
 	return nil
+}
+
+// offeredModes are the permission modes the picker offers: bypass only
+// when the user opted in (Options.OfferBypass), or while it is the current
+// mode (a picker must hold its current value).
+func (a *Agent) offeredModes(current string) []session.Choice {
+	if a.o.OfferBypass || current == ModeBypass {
+		return PermissionModes
+	}
+	return slices.DeleteFunc(slices.Clone(PermissionModes), func(c session.Choice) bool { return c.ID == ModeBypass })
 }
 
 func modeIDs() string {
@@ -215,6 +221,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, req *acp.SetModeRequest) (*a
 	if err != nil {
 		return nil, err
 	}
+	if err := s.fromPicker(mapping.ConfigMode, req.ModeID); err != nil {
+		return nil, err
+	}
 	if err := s.setControl(ctx, mapping.ConfigMode, req.ModeID); err != nil {
 		return nil, err
 	}
@@ -232,10 +241,26 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req *acp.SetConfigOp
 	if err := json.Unmarshal(req.Value, &value); err != nil {
 		return nil, acp.InvalidParams("invalid params: %q takes a string value", req.ConfigID)
 	}
+	if err := s.fromPicker(req.ConfigID, value); err != nil {
+		return nil, err
+	}
 	if err := s.setControl(ctx, req.ConfigID, value); err != nil {
 		return nil, err
 	}
 	return &acp.SetConfigOptionResponse{ConfigOptions: mapping.ConfigOptions(s.controlsState())}, nil
+}
+
+// fromPicker refuses a mode the picker does not offer. Zed re-applies the
+// value last picked to every new session, so a bypass picked while it was
+// the current mode would otherwise come back unasked.
+func (s *conversation) fromPicker(id, value string) error {
+	if id != mapping.ConfigMode || value != ModeBypass {
+		return nil
+	}
+	if !slices.ContainsFunc(s.a.offeredModes(s.mode()), func(c session.Choice) bool { return c.ID == value }) {
+		return acp.InvalidParams("invalid params: mode %q is not offered in the picker; use /mode bypass, or start acp-bridge with --offer-bypass", value)
+	}
+	return nil
 }
 
 var (
@@ -243,45 +268,14 @@ var (
 	_ acp.ConfigOptionSetter = (*Agent)(nil)
 )
 
-// ReadOnly reports whether a call only looks: its tool presents it as a
-// read, search, fetch or think card. Anything else (edits, commands, tools
-// without a presenter) may change something.
-func ReadOnly(d *registry.Def, args json.RawMessage) bool {
-	switch k := viewKind(d, args); k {
-	case acp.KindRead, acp.KindSearch, acp.KindFetch, acp.KindThink:
-		return true
-	}
-	return false
-}
-
-// isEdit reports whether a call changes files, as accept-edits understands it.
-func isEdit(d *registry.Def, args json.RawMessage) bool {
-	switch viewKind(d, args) {
-	case acp.KindEdit, acp.KindDelete, acp.KindMove:
-		return true
-	}
-	return false
-}
-
-func viewKind(d *registry.Def, args json.RawMessage) acp.ToolKind {
-	switch v := d.PresentCall(args).(type) {
-	case registry.DiffCard:
-		return acp.KindEdit
-	case registry.TerminalCard:
-		return acp.KindExecute
-	case registry.GenericCard:
-		return acp.ToolKind(v.Kind)
-	}
-	return acp.KindOther
-}
-
-// modeGate applies the permission mode, read at the moment of the call. In
-// plan mode it denies whatever is not read-only; otherwise it decides
-// whether the tool's own approval request (permissionGate) is put to the user.
-func (s *Session) modeGate(ctx context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
+// modeGate applies the permission mode, read at the moment of the call, to
+// what the tool declares it is (registry.Facts). In plan mode it denies
+// whatever is not read-only; otherwise it decides whether the tool's own
+// approval request (permissionGate) is put to the user.
+func (s *conversation) modeGate(ctx context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
 	switch s.mode() {
 	case ModePlan:
-		if !ReadOnly(d, c.Args) {
+		if !d.Facts.ReadOnly {
 			return pipeline.Decision{Kind: pipeline.Deny, Reason: fmt.Sprintf(
 				"tool %q was not run: the session is in plan mode, where only read-only tools run. "+
 					"Finish the plan (todo_write) and ask the user to switch modes to carry it out", d.Name)}
@@ -289,7 +283,7 @@ func (s *Session) modeGate(ctx context.Context, d *registry.Def, c *registry.Cal
 	case ModeBypass:
 		return pipeline.Decision{Kind: pipeline.Allow}
 	case ModeAcceptEdits:
-		if isEdit(d, c.Args) {
+		if d.Facts.Edits {
 			return pipeline.Decision{Kind: pipeline.Allow}
 		}
 	}
@@ -297,9 +291,9 @@ func (s *Session) modeGate(ctx context.Context, d *registry.Def, c *registry.Cal
 }
 
 // modePrompt tells the model about a mode that changes what it may do.
-func (s *Session) modePrompt() string {
+func (s *conversation) modePrompt() string {
 	if s.mode() == ModePlan {
-		return " The session is in plan mode: only read-only tools run. Investigate, then lay out the plan with todo_write; do not try to change files or run commands."
+		return sysprompt.PlanMode
 	}
 	return ""
 }

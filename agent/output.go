@@ -55,7 +55,7 @@ func newOutputCoalescer(send func(string), interval time.Duration, max int) *out
 
 // liveOutput returns the coalescer for one call's live output; its Write is
 // the call's Output, and it must be closed before the result is logged.
-func (s *Session) liveOutput(ctx context.Context, callID string) *outputCoalescer {
+func (s *conversation) liveOutput(ctx context.Context, callID string) *outputCoalescer {
 	return newOutputCoalescer(func(data string) {
 		s.emit(ctx, session.New(session.ToolOutput{CallID: callID, Data: data}))
 	}, OutputInterval, mapping.MaxOutputChunk)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
@@ -33,7 +34,7 @@ const (
 // session/cancel while waiting (even if an answer arrives after it), a
 // client that fails the request, and an unknown optionId all keep it from
 // running.
-func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call, reason string) (pipeline.Outcome, error) {
+func (s *conversation) Approve(ctx context.Context, d *registry.Def, c *registry.Call, reason string) (pipeline.Outcome, error) {
 	key, subject := d.Name, "`"+d.Name+"`"
 	if p := d.Permission(c); p != nil {
 		if p.Key != "" {
@@ -68,9 +69,9 @@ func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call
 		ToolCall:  tc,
 		Options: []acp.PermissionOption{
 			{OptionID: optAllowOnce, Name: "Allow once", Kind: acp.AllowOnce},
-			{OptionID: optAllowAlways, Name: "Always allow " + subject, Kind: acp.AllowAlways},
+			{OptionID: optAllowAlways, Name: mapping.OptionName("Always allow " + subject), Kind: acp.AllowAlways},
 			{OptionID: optRejectOnce, Name: "Reject", Kind: acp.RejectOnce},
-			{OptionID: optRejectAlways, Name: "Always reject " + subject, Kind: acp.RejectAlways},
+			{OptionID: optRejectAlways, Name: mapping.OptionName("Always reject " + subject), Kind: acp.RejectAlways},
 		},
 	}
 	resp, err := s.a.client.RequestPermission(ctx, req)
@@ -99,6 +100,6 @@ func (s *Session) Approve(ctx context.Context, d *registry.Def, c *registry.Call
 
 // grant logs an "always" answer; applying it is what remembers it, so a
 // loaded or resumed session still knows it.
-func (s *Session) grant(ctx context.Context, key string, allowed bool) {
+func (s *conversation) grant(ctx context.Context, key string, allowed bool) {
 	s.emit(ctx, session.New(session.Grant{Key: key, Allowed: allowed}))
 }

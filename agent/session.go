@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -16,17 +17,23 @@ import (
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
-// Session is one conversation: its log, its tools and its running turn.
-type Session struct {
+// conversation is one session: its identity, its log, the state folded from
+// it, and the turn loop. What it uses besides are small parts of their own:
+// the MCP servers (mcp.go), editor file access (files.go), Code Mode
+// (codemode.go), live output (output.go).
+type conversation struct {
 	a     *Agent
 	id    string
 	cwd   string
 	roots []string
 	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
-	scope *registry.Scope
-	pipe  *pipeline.Pipeline
-	files *Files    // tools' file access and read-tracking (files.go)
-	code  *codeMode // tools mode and run_code (codemode.go)
+	// zeroLines: the client reads card lines 0-based (mapping.ZeroBasedLines
+	// of its clientInfo), snapshotted with caps.
+	zeroLines bool
+	scope     *registry.Scope
+	pipe      *pipeline.Pipeline
+	files     *Files    // tools' file access and read-tracking (files.go)
+	code      *codeMode // tools mode and run_code (codemode.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -43,18 +50,25 @@ type Session struct {
 	done    chan struct{} // closed when the running turn ends
 
 	ready chan struct{} // closed once the session is announced (commands.go)
-	mcp   mcpServers    // the editor's MCP servers (mcp.go)
+	mcp   *mcpServers   // the editor's MCP servers (mcp.go)
+	room  roomState     // what the endpoint said about room (compaction.go)
 }
 
 // newSession builds a session over lg; replay says whether its translator
 // starts by replaying a stored log to the editor (session/load).
-func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities, lg *session.Log, replay bool) *Session {
-	s := &Session{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
+func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities, lg *session.Log, replay bool) *conversation {
+	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
+		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
+		noticed: func(text string) { s.notice(context.Background(), text) }}
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
-	s.tr = mapping.New(s.scope, mapping.Options{Cwd: s.cwd, TerminalOutput: caps.TerminalOutput(), Replay: replay})
+	a.mu.Lock()
+	s.zeroLines = mapping.ZeroBasedLines(a.info)
+	a.mu.Unlock()
+	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:     []pipeline.Gate{s.modeGate}, // modeGate consults permissionGate
 		Observers: []pipeline.Observer{s.observePlan},
@@ -67,15 +81,20 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	return s
 }
 
+// mappingOptions is how this session's events render for its client.
+func (s *conversation) mappingOptions(replay bool) mapping.Options {
+	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Compaction: s.caps.Compaction(), Replay: replay, ZeroBasedLines: s.zeroLines}
+}
+
 // emit appends an event, applies it and sends its updates: the one live
 // path. Updates are written with a context that outlives a cancelled turn:
 // final card updates must still go out.
-func (s *Session) emit(ctx context.Context, ev session.Event) { s.record(ctx, ev, true) }
+func (s *conversation) emit(ctx context.Context, ev session.Event) { s.record(ctx, ev, true) }
 
 // record appends, applies and translates an event; send says whether the
 // editor sees the updates (not for what it learns otherwise: the controls
 // session/new answers with, the seal of a resumed session).
-func (s *Session) record(ctx context.Context, ev session.Event, send bool) {
+func (s *conversation) record(ctx context.Context, ev session.Event, send bool) {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	updates := s.fold(s.log.Append(ev))
@@ -93,7 +112,7 @@ func (s *Session) record(ctx context.Context, ev session.Event, send bool) {
 	}
 }
 
-func (s *Session) send(ctx context.Context, updates []acp.Update) {
+func (s *conversation) send(ctx context.Context, updates []acp.Update) {
 	for _, u := range updates {
 		if err := s.a.client.SessionUpdate(context.WithoutCancel(ctx), s.id, u); err != nil {
 			s.a.log.Debug("session/update not delivered", "session", s.id, "err", err)
@@ -103,7 +122,7 @@ func (s *Session) send(ctx context.Context, updates []acp.Update) {
 
 // fold applies one logged event to the state and translates it; called
 // with emitMu held, for every event live and on load alike.
-func (s *Session) fold(ev session.Event) []acp.Update {
+func (s *conversation) fold(ev session.Event) []acp.Update {
 	s.mu.Lock()
 	s.st.apply(ev)
 	tools := s.st.ctl.tools
@@ -114,12 +133,12 @@ func (s *Session) fold(ev session.Event) []acp.Update {
 	return s.tr.Translate(ev)
 }
 
-func (s *Session) notice(ctx context.Context, text string) {
+func (s *conversation) notice(ctx context.Context, text string) {
 	s.emit(ctx, session.New(session.Notice{Text: text}))
 }
 
 // cancel stops the running turn, if any. It never blocks.
-func (s *Session) cancel() {
+func (s *conversation) cancel() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stop != nil {
@@ -131,16 +150,16 @@ func (s *Session) cancel() {
 // alike: the running turn is cancelled with cause and waited for, the MCP
 // servers are stopped, and the log is closed. registry.ErrShutdown tells
 // tools the editor is gone (no grace periods).
-func (s *Session) close(cause error) {
+func (s *conversation) close(cause error) {
 	s.stopTurn(cause)
-	s.stopMCP()
+	s.mcp.stop()
 	if err := s.log.Close(); err != nil {
 		s.a.log.Warn("closing the session log failed", "session", s.id, "err", err)
 	}
 }
 
 // stopTurn cancels the running turn with cause and waits for it to finish.
-func (s *Session) stopTurn(cause error) {
+func (s *conversation) stopTurn(cause error) {
 	s.mu.Lock()
 	if s.stop != nil {
 		s.stop(cause)
@@ -153,8 +172,8 @@ func (s *Session) stopTurn(cause error) {
 }
 
 // prompt runs one turn to its stop reason.
-func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, error) {
-	text, images, err := s.promptContent(blocks)
+func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, error) {
+	text, images, dropped, err := s.promptContent(blocks)
 	if err != nil {
 		return "", err
 	}
@@ -185,64 +204,88 @@ func (s *Session) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.St
 	raw, _ := json.Marshal(blocks)
 	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images}))
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
-	reason := s.turn(tctx, text) // commands.go: slash commands, else run
+	if dropped > 0 {
+		s.notice(ctx, s.droppedImagesNotice(dropped))
+	}
+	reason, failure := s.turn(tctx, text) // commands.go: slash commands, else run
 	if tctx.Err() != nil {
-		reason = acp.StopCancelled
+		reason, failure = acp.StopCancelled, nil
 	}
 	s.closeOpen(ctx, true, "ABORTED", "tool call aborted", "tool call aborted before it started")
-	s.emit(ctx, session.New(session.TurnEnd{Turn: turn, StopReason: string(reason)}))
+	end := session.TurnEnd{Turn: turn, StopReason: string(reason)}
+	if failure != nil {
+		end.Error = failure.Message
+	}
+	s.emit(ctx, session.New(end))
+	if failure != nil {
+		return "", failure // failure.go
+	}
 	return reason, nil
 }
 
 // run is the turn loop: model, tools, results back to the model, until the
-// model answers without calling a tool.
-func (s *Session) run(ctx context.Context, text string) acp.StopReason {
+// model answers without calling a tool. A failed model request fails the
+// turn (failure.go).
+func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *acp.Error) {
 	if s.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
-		return acp.StopEndTurn
+		return acp.StopEndTurn, nil
 	}
 	// The prompt enters the model's context (state.apply), live and on load.
 	s.emit(ctx, session.New(session.UserContext{}))
 
 	for range s.a.o.MaxTurnRequests {
+		s.keepRoom(ctx) // compaction.go
 		msg, finish, err := s.stream(ctx)
+		if err != nil && ctx.Err() == nil && isContextWindow(err) && msg.Content == "" && len(msg.ToolCalls) == 0 {
+			// The endpoint counts differently from our estimate: make room
+			// once and ask again.
+			s.learnWindow(err)
+			req, pol := s.fullRequest(ctx), s.policy()
+			split := compact.Split(req.Messages[1:], pol.Keep())
+			if worthCompacting(req, split, pol) && s.compactContext(ctx, session.CompactOverflow, "", split) == nil {
+				msg, finish, err = s.stream(ctx)
+			}
+		}
 		if ctx.Err() != nil {
 			// Keep what the user saw, but not calls that never ran: an
 			// assistant message whose tool calls have no results is
 			// refused by OpenAI-compatible APIs on the next request.
 			msg.ToolCalls = nil
 			s.commit(msg)
-			return acp.StopCancelled
+			return acp.StopCancelled, nil
 		}
 		if err != nil {
 			s.a.log.Warn("model request failed", "session", s.id, "err", err)
-			s.notice(ctx, fmt.Sprintf("\n\n[Model request failed: %v]\n\n", err))
-			return acp.StopEndTurn
+			return acp.StopEndTurn, promptError(err)
 		}
 		s.commit(msg)
 		if len(msg.ToolCalls) == 0 {
 			switch finish {
 			case model.FinishLength:
-				return acp.StopMaxTokens
+				return acp.StopMaxTokens, nil
 			case model.FinishContentFilter:
-				return acp.StopRefusal
+				// The turn's end drops it from the context (state.apply).
+				s.a.log.Info("the model refused; the turn leaves the model's context", "session", s.id)
+				return acp.StopRefusal, nil
 			}
-			return acp.StopEndTurn
+			return acp.StopEndTurn, nil
 		}
 		// Each result enters the context as it is logged (state.apply).
 		s.runTools(ctx, msg.ToolCalls)
 		if ctx.Err() != nil {
-			return acp.StopCancelled
+			return acp.StopCancelled, nil
 		}
 		if finish == model.FinishLength {
-			return acp.StopMaxTokens
+			return acp.StopMaxTokens, nil
 		}
 	}
-	return acp.StopMaxTurnRequests
+	s.notice(ctx, maxTurnNotice(s.a.o.MaxTurnRequests))
+	return acp.StopMaxTurnRequests, nil
 }
 
 // commit logs a complete model response; applying it adds it to the context.
-func (s *Session) commit(msg model.Message) {
+func (s *conversation) commit(msg model.Message) {
 	if msg.Content == "" && msg.Reasoning == "" && len(msg.ToolCalls) == 0 {
 		return
 	}
@@ -250,13 +293,8 @@ func (s *Session) commit(msg model.Message) {
 }
 
 // stream makes one model request, emitting text and thoughts as they arrive.
-func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, error) {
-	req := s.request()
-	// Schemas is the one visibility function: what the model is offered is
-	// what Resolve lets run (in code mode, only run_code).
-	for _, d := range s.scope.Schemas() {
-		req.Tools = append(req.Tools, model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
-	}
+func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish, error) {
+	req := s.fullRequest(ctx)
 	msg := model.Message{Role: model.RoleAssistant}
 	var text, thought strings.Builder
 	finish := model.FinishStop
@@ -294,7 +332,7 @@ func (s *Session) stream(ctx context.Context) (model.Message, model.Finish, erro
 // logged (its card appears) before any policy runs on it, and results are
 // logged in model order; consecutive concurrency-safe calls overlap. Live
 // output is coalesced per call and flushed before its result is logged.
-func (s *Session) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
+func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
 	calls := make([]*registry.Call, len(tcs))
 	outs := make([]*outputCoalescer, len(tcs))
 	for i, tc := range tcs {
@@ -321,7 +359,7 @@ func (s *Session) runTools(ctx context.Context, tcs []model.ToolCall) []registry
 
 // markRunning is the outermost middleware: the call passed policy and is
 // about to dispatch, so its card moves to in_progress.
-func (s *Session) markRunning(_ *registry.Def, next pipeline.Next) pipeline.Next {
+func (s *conversation) markRunning(_ *registry.Def, next pipeline.Next) pipeline.Next {
 	return func(ctx context.Context, c *registry.Call) registry.Result {
 		s.emit(ctx, session.New(session.ToolStatus{CallID: c.ID, Status: "running"}))
 		return next(ctx, c)
@@ -329,7 +367,7 @@ func (s *Session) markRunning(_ *registry.Def, next pipeline.Next) pipeline.Next
 }
 
 // permissionGate asks the user about calls whose tool wants approval.
-func (s *Session) permissionGate(_ context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
+func (s *conversation) permissionGate(_ context.Context, d *registry.Def, c *registry.Call) pipeline.Decision {
 	if p := d.Permission(c); p != nil {
 		return pipeline.Decision{Kind: pipeline.Ask, Reason: p.Reason}
 	}
@@ -337,8 +375,8 @@ func (s *Session) permissionGate(_ context.Context, d *registry.Def, c *registry
 }
 
 // request is the next model request's messages, tools aside.
-func (s *Session) request() *model.Request {
-	sys := s.systemPrompt() + s.codePrompt()
+func (s *conversation) request(ctx context.Context) *model.Request {
+	sys := s.systemPrompt(ctx) // takes s.mu itself
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: sys}}, s.st.history...)}
@@ -347,7 +385,7 @@ func (s *Session) request() *model.Request {
 // closeOpen gives every call still without a result a failed one, with
 // code and msg; a call the model asked for that never got its card gets
 // the card first, failed with never. send as in record.
-func (s *Session) closeOpen(ctx context.Context, send bool, code, msg, never string) int {
+func (s *conversation) closeOpen(ctx context.Context, send bool, code, msg, never string) int {
 	s.mu.Lock()
 	open := slices.Clone(s.st.open)
 	s.mu.Unlock()
@@ -363,12 +401,6 @@ func (s *Session) closeOpen(ctx context.Context, send bool, code, msg, never str
 		n++
 	}
 	return n
-}
-
-func (s *Session) systemPrompt() string {
-	return "You are acp-bridge, a coding agent working inside the user's editor. " +
-		"The workspace root is " + s.cwd + "; relative paths resolve against it. " +
-		"Use the tools to inspect and change the workspace, and answer concisely in Markdown." + s.modePrompt()
 }
 
 func noModelMessage(hint string) string {

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/codemode"
+	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/session"
 )
@@ -22,6 +24,16 @@ type state struct {
 	open    []openCall      // tool calls without a result, in the order made
 	turns   int             // the last turn number
 	inTurn  int             // the turn started and not yet ended, 0 for none
+	// turnFrom is where the running turn's prompt entered the history, -1
+	// before it has: a refused turn is cut back to it (TurnEnd).
+	turnFrom int
+
+	// system is the fixed part of the system prompt once the session has
+	// taken it (prompt.go); nil before.
+	system *session.SystemPrompt
+	// ctx is what the last usage said of the context's size (compaction.go).
+	ctx         ctxSize
+	compactions int // compactions started, for their ids
 
 	// The context being built: the last prompt until it enters the
 	// context, the calls of the last response still without a result, and
@@ -52,7 +64,7 @@ type openCall struct {
 }
 
 func newState(defaults ctlState, offered func(string) bool) *state {
-	return &state{ctl: defaults, grants: map[string]bool{}, pending: map[string]bool{}, offered: offered}
+	return &state{ctl: defaults, grants: map[string]bool{}, pending: map[string]bool{}, offered: offered, turnFrom: -1}
 }
 
 // apply folds one event into the state.
@@ -66,14 +78,28 @@ func (st *state) apply(ev session.Event) {
 		if st.prompt != nil {
 			msg.Content, msg.Images = st.prompt.Text, promptImages(*st.prompt)
 		}
+		if st.inTurn != 0 && st.turnFrom < 0 {
+			st.turnFrom = len(st.history)
+		}
 		st.history = append(st.history, msg)
 	case session.ContextReset:
+		st.turnFrom = -1 // what the turn added is gone with the rest, or in the summary
 		clear(st.pending)
 		st.extra = nil
 		st.history = nil
 		if p.Reason == "compact" {
 			st.history = compactedContext(p.Summary)
 		}
+		st.ctx = ctxSize{}
+	case session.SystemPrompt:
+		if st.system == nil { // the first one holds for the session
+			st.system = &p
+		}
+	case session.Compaction:
+		st.applyCompaction(p)
+	case session.Prune:
+		st.history, _ = compact.Prune(st.history, p.Before, p.MaxChars)
+		st.ctx = ctxSize{}
 	case session.AssistantMessage:
 		msg := model.Message{Role: model.RoleAssistant, Content: p.Text, Reasoning: p.Reasoning}
 		clear(st.pending)
@@ -116,8 +142,19 @@ func (st *state) apply(ev session.Event) {
 	case session.TurnStart:
 		st.turns = max(st.turns, p.Turn)
 		st.inTurn = p.Turn
+		st.turnFrom = -1
 	case session.TurnEnd:
-		st.inTurn = 0
+		// A turn the model refused leaves the context as it was before the
+		// prompt: the editor drops the user's message from its thread (Zed
+		// does on stopReason refusal), so the model must not see it either,
+		// nor its own refusal. The TurnEnd's stop reason is the mark in the
+		// log; the transcript keeps the turn.
+		if p.StopReason == string(acp.StopRefusal) && st.turnFrom >= 0 && st.turnFrom <= len(st.history) {
+			st.history = st.history[:st.turnFrom]
+			clear(st.pending)
+			st.extra = nil
+		}
+		st.inTurn, st.turnFrom = 0, -1
 	case session.Controls:
 		if ValidMode(p.Mode) {
 			st.ctl.mode = p.Mode
@@ -136,6 +173,7 @@ func (st *state) apply(ev session.Event) {
 		if p.Currency != "" {
 			st.ctl.cost = p.Cost
 		}
+		st.ctx = ctxSize{known: true, used: p.Used, size: p.Size, at: len(st.history)}
 	case session.Grant:
 		if p.Key != "" {
 			st.grants[p.Key] = p.Allowed
@@ -149,12 +187,7 @@ func (st *state) openIndex(id string) int {
 
 // compactedContext is the context /compact leaves: the summary, and the
 // model's acknowledgement.
-func compactedContext(summary string) []model.Message {
-	return []model.Message{
-		{Role: model.RoleUser, Content: "Summary of our conversation so far (the earlier messages were compacted):\n\n" + summary},
-		{Role: model.RoleAssistant, Content: "Understood. I will continue from this summary."},
-	}
-}
+func compactedContext(summary string) []model.Message { return compact.Replace(summary, nil) }
 
 // assistantEvent is the log form of a complete model response.
 func assistantEvent(msg model.Message) session.Event {
@@ -176,7 +209,7 @@ func argsJSON(s string) json.RawMessage {
 }
 
 // history is a copy of the model's context as it stands.
-func (s *Session) history() []model.Message {
+func (s *conversation) history() []model.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.st.history)

@@ -15,9 +15,20 @@ import (
 
 // recordUsage logs the context size after a model call (sent as
 // usage_update) and adds the call's cost when the model has prices.
-func (s *Session) recordUsage(ctx context.Context, u *model.Usage) {
+func (s *conversation) recordUsage(ctx context.Context, u *model.Usage) {
 	if u == nil {
 		return
+	}
+	s.emit(ctx, session.New(s.usageEvent(u)))
+}
+
+// usageEvent is the usage event of a call that reported u (nil: none; the
+// cost stays as it was).
+func (s *conversation) usageEvent(u *model.Usage) session.Usage {
+	if u == nil {
+		s.mu.Lock()
+		u = &model.Usage{ContextWindow: s.st.ctx.size} // the window the last call reported
+		s.mu.Unlock()
 	}
 	m := s.currentModel()
 	size := u.ContextWindow
@@ -36,7 +47,7 @@ func (s *Session) recordUsage(ctx context.Context, u *model.Usage) {
 			ev.Currency = "USD"
 		}
 	}
-	s.emit(ctx, session.New(ev))
+	return ev
 }
 
 // cost of one call: cached input at its own price when one is set.
@@ -56,7 +67,7 @@ func (p *Price) cost(u *model.Usage) float64 {
 // A prompt with nothing to name it by (only attachments) leaves the session
 // untitled, and the next exchange tries again: whether the session has a
 // title is all the log needs to say.
-func (s *Session) maybeTitle(ctx context.Context, prompt string) {
+func (s *conversation) maybeTitle(ctx context.Context, prompt string) {
 	if s.controls().title != "" {
 		return
 	}
@@ -68,7 +79,7 @@ func (s *Session) maybeTitle(ctx context.Context, prompt string) {
 }
 
 // Title returns the session's title, "" before the first exchange.
-func (s *Session) Title() string { return s.controls().title }
+func (s *conversation) Title() string { return s.controls().title }
 
 const titleMax = 60
 
@@ -100,7 +111,7 @@ func titleFrom(prompt string) string {
 // observePlan turns a tool result that carries a plan into the session's
 // plan (sent as a plan update). The convention: Result.Meta is an object
 // with a "plan" array of {content, status, priority?}; tools/todo writes it.
-func (s *Session) observePlan(_ *registry.Def, _ *registry.Call, r registry.Result) {
+func (s *conversation) observePlan(_ *registry.Def, _ *registry.Call, r registry.Result) {
 	if r.IsError || len(r.Meta) == 0 {
 		return
 	}

@@ -9,7 +9,11 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
-type noArgs struct{}
+// noArgs takes an optional number, so a benchmark can give every call
+// different arguments.
+type noArgs struct {
+	I int `json:"i,omitempty"`
+}
 
 func benchHost(b *testing.B, safe bool) Host {
 	reg := registry.New()
@@ -19,7 +23,7 @@ func benchHost(b *testing.B, safe bool) Host {
 		t.ConcurrencySafe = func(noArgs) bool { return true }
 	}
 	registry.MustAdd(reg, t)
-	return &PipelineHost{Pipeline: pipeline.New(nil), Set: reg.NewScope()}
+	return &testHost{Pipe: pipeline.New(nil), Set: reg.NewScope()}
 }
 
 // BenchmarkRunCold is one run_code of a trivial program from source: the
@@ -61,6 +65,10 @@ func BenchmarkSubCalls(b *testing.B) {
 		{"sequential", false, `for (let i = 0; i < 1000; i++) await tools.noop({}); return 1`},
 		{"sequential-safe", true, `for (let i = 0; i < 1000; i++) await tools.noop({}); return 1`},
 		{"parallel-safe", true, `await Promise.all(Array.from({length: 1000}, () => tools.noop({}))); return 1`},
+		// Distinct arguments per call, as real fan-out has: nothing is
+		// shared between the calls' validations.
+		{"sequential-distinct", false, `for (let i = 0; i < 1000; i++) await tools.noop({i}); return 1`},
+		{"parallel-safe-distinct", true, `await Promise.all(Array.from({length: 1000}, (_, i) => tools.noop({i}))); return 1`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			h := benchHost(b, c.safe)

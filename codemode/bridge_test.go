@@ -1,12 +1,14 @@
 package codemode
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
@@ -37,33 +39,37 @@ func TestSchedulingOrder(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			// Bodies are what overlap: a middleware counts them. A result
+			// commits in submission order, possibly after later bodies ran.
 			var running, peak atomic.Int32
 			var mu sync.Mutex
 			var starts []string
 			alone := map[string]bool{}
 			h := newRecorder(testRegistry(t))
 			h.OnStart = func(c *registry.Call) {
-				n := running.Add(1)
-				for {
-					p := peak.Load()
-					if n <= p || peak.CompareAndSwap(p, n) {
-						break
-					}
-				}
 				mu.Lock()
 				starts = append(starts, strings.TrimPrefix(c.ID, "p:code:"))
-				alone[strings.TrimPrefix(c.ID, "p:code:")] = n == 1
 				mu.Unlock()
 			}
-			h.OnResult = func(c *registry.Call, _ registry.Result) {
-				// A call that ran alone must still be alone when it ends.
-				if running.Load() != 1 {
+			h.Pipe = pipeline.New(&pipeline.Options{Middleware: []pipeline.Middleware{func(_ *registry.Def, next pipeline.Next) pipeline.Next {
+				return func(ctx context.Context, c *registry.Call) registry.Result {
+					n := running.Add(1)
+					for {
+						p := peak.Load()
+						if n <= p || peak.CompareAndSwap(p, n) {
+							break
+						}
+					}
+					id := strings.TrimPrefix(c.ID, "p:code:")
+					r := next(ctx, c)
+					// A call that ran alone must still be alone when it ends.
 					mu.Lock()
-					alone[strings.TrimPrefix(c.ID, "p:code:")] = false
+					alone[id] = n == 1 && running.Load() == 1
 					mu.Unlock()
+					running.Add(-1)
+					return r
 				}
-				running.Add(-1)
-			}
+			}}})
 			r := NewRunner(&Options{Limits: Limits{MaxParallel: c.maxParallel}, Values: jsonValues{}})
 			if _, err := r.Run(t.Context(), &registry.Call{ID: "p"}, c.code, h); err != nil {
 				t.Fatal(err)

@@ -7,22 +7,24 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
 // ToolName is the reserved name of the Code Mode tool.
 const ToolName = "run_code"
 
-// Mode says how the tools are offered to the model.
-type Mode string
+// Mode says how the tools are offered to the model: the registry's one
+// tools-mode type, which the scope's visibility follows.
+type Mode = registry.Mode
 
 const (
 	// ModeNative offers every tool as its own schema; no run_code.
-	ModeNative Mode = "native"
+	ModeNative = registry.Native
 	// ModeCode offers run_code only, with the SDK in the system prompt.
-	ModeCode Mode = "code"
+	ModeCode = registry.Code
 	// ModeBoth offers every native tool and run_code.
-	ModeBoth Mode = "both"
+	ModeBoth = registry.Both
 )
 
 // Modes lists the modes in the order a picker shows them.
@@ -50,7 +52,7 @@ type Limits struct {
 	// value (default 64 MiB).
 	MaxOutputBytes int
 	// MaxParallel bounds concurrency-safe sub-calls running at once
-	// (default 10; 1 makes every call run alone).
+	// (0: the default 10; 1 makes every call run alone; negative is refused).
 	MaxParallel int
 }
 
@@ -72,15 +74,16 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxOutputBytes <= 0 {
 		l.MaxOutputBytes = DefaultMaxOutputBytes
 	}
-	if l.MaxParallel <= 0 {
+	if l.MaxParallel == 0 {
 		l.MaxParallel = DefaultMaxParallel
 	}
 	return l
 }
 
-// Host is the session side of a run: which tools the program can call, and
-// how a sub-call is shown and executed. The agent implements it over its
-// pipeline and event log; PipelineHost is a plain implementation.
+// Host is the session side of a run: which tools the program can call, the
+// pipeline their sub-calls go through, and how a sub-call is shown. The
+// agent implements it over its pipeline and event log. Every method is
+// called from the run's loop, one at a time, in submission order.
 type Host interface {
 	// Tools returns the tools bound into the program's `tools` object (a
 	// run_code among them is skipped).
@@ -88,13 +91,17 @@ type Host interface {
 	// Lookup returns the tool a binding calls, read again at each call, or
 	// nil when it is gone.
 	Lookup(name string) *registry.Def
-	// Start shows a sub-call (the session logs it and its card appears). It
-	// is called in submission order, right before Execute.
+	// Pipeline is the complete pipeline sub-calls go through (gates,
+	// approval, guards, middleware, post-execute). The run drives its
+	// stages itself, so policy runs in submission order while bodies of
+	// concurrency-safe calls overlap. Nil: a pipeline with no policy.
+	Pipeline() *pipeline.Pipeline
+	// Start shows a sub-call (the session logs it and its card appears),
+	// right before its policy runs.
 	Start(ctx context.Context, d *registry.Def, c *registry.Call)
-	// Execute runs a started sub-call through the complete pipeline (gates,
-	// approval, guards, middleware, post-execute), shows its result, and
-	// returns it. ctx is cancelled when the run settles.
-	Execute(ctx context.Context, d *registry.Def, c *registry.Call) registry.Result
+	// Finish shows a sub-call's final result, right after its commit and
+	// before the program sees it. ctx is cancelled when the run settles.
+	Finish(ctx context.Context, d *registry.Def, c *registry.Call, r registry.Result)
 }
 
 // Values maps tool results to the values a program receives, and declares
@@ -121,10 +128,10 @@ func (TextValues) Value(_ *registry.Def, r registry.Result) (json.RawMessage, er
 }
 
 // TypedValues resolves a call to the tool's typed value (registry.Result's
-// Value, the body's Out) when the tool declares an output schema, typed by
-// that schema; otherwise to the result's text, typed string. When
-// post-execute replaced the content, the pipeline drops the value, and the
-// program gets the replaced text: it never sees what policy withheld.
+// Value, the body's Out) when the tool has an output schema, typed by that
+// schema; otherwise to the result's text, typed string. The value is the
+// final canonical value after policy: post-execute that replaced only the
+// content leaves it, one that replaced the value is what the program gets.
 type TypedValues struct{}
 
 // OutputSchema implements Values.

@@ -24,9 +24,33 @@ func (jsonValues) Value(_ *registry.Def, r registry.Result) (json.RawMessage, er
 	return json.Marshal(r.Text())
 }
 
+// testHost runs sub-calls through a pipeline over a registry scope,
+// without a session. OnStart and OnResult, when set, observe each sub-call
+// (they stand in for the events an agent logs).
+type testHost struct {
+	Pipe     *pipeline.Pipeline
+	Set      *registry.Scope
+	OnStart  func(c *registry.Call)
+	OnResult func(c *registry.Call, r registry.Result)
+}
+
+func (h *testHost) Tools() []*registry.Def           { return h.Set.Visible() }
+func (h *testHost) Lookup(name string) *registry.Def { return h.Set.Get(name) }
+func (h *testHost) Pipeline() *pipeline.Pipeline     { return h.Pipe }
+func (h *testHost) Start(_ context.Context, _ *registry.Def, c *registry.Call) {
+	if h.OnStart != nil {
+		h.OnStart(c)
+	}
+}
+func (h *testHost) Finish(_ context.Context, _ *registry.Def, c *registry.Call, r registry.Result) {
+	if h.OnResult != nil {
+		h.OnResult(c, r)
+	}
+}
+
 // recorder is a Host over a registry that records what happened, in order.
 type recorder struct {
-	PipelineHost
+	testHost
 	mu     sync.Mutex
 	events []string
 	calls  []*registry.Call
@@ -46,7 +70,7 @@ func (h *recorder) log() []string {
 
 func newRecorder(reg *registry.Registry) *recorder {
 	h := &recorder{}
-	h.PipelineHost = PipelineHost{Pipeline: pipeline.New(nil), Set: reg.NewScope(),
+	h.testHost = testHost{Pipe: pipeline.New(nil), Set: reg.NewScope(),
 		OnStart: func(c *registry.Call) {
 			h.mu.Lock()
 			h.calls = append(h.calls, c)

@@ -32,6 +32,9 @@ type stop struct {
 // Cwd, Roots and Files carry over to sub-calls). A failed run returns a
 // *RunError; every sub-call has finished, and its events landed, when Run returns.
 func (r *Runner) Run(ctx context.Context, parent *registry.Call, code string, host Host) (Output, error) {
+	if r.limits.MaxParallel < 0 {
+		return Output{}, &RunError{Kind: FailException, Message: fmt.Sprintf("the runner's MaxParallel is %d; it must be positive", r.limits.MaxParallel)}
+	}
 	js, err := strip(code)
 	if err != nil {
 		return Output{}, &RunError{Kind: FailException, Message: err.Error()}
@@ -39,7 +42,7 @@ func (r *Runner) Run(ctx context.Context, parent *registry.Call, code string, ho
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rn := &run{r: r, ctx: ctx, cancel: cancel, host: host, wake: make(chan struct{}, 1)}
-	rn.bridge = newBridge(rctx, host, parent, r.limits.MaxParallel, r.log)
+	rn.bridge = newBridge(rctx, host, parent, r.limits.MaxParallel, r.log, rn.signal)
 	out, rerr := rn.execute(js)
 	rn.over.Store(true)
 	// The run is over: cancel in-flight sub-calls, abandon queued ones, and
@@ -312,9 +315,6 @@ func (rn *run) failure(kind FailureKind, msg string) *RunError {
 			e.Kind, e.Message = FailOutputLimit, rn.overLimit(total)
 		}
 	}
-	if e.Kind == FailOutputLimit {
-		e.Logs = nil // the logs are what overflowed
-	}
 	return e
 }
 
@@ -397,16 +397,13 @@ func (rn *run) binding(name string) func(goja.FunctionCall) goja.Value {
 			args = append(json.RawMessage(nil), b...)
 		}
 		rn.pending++
-		rn.bridge.submit(name, args, func(d *registry.Def, res registry.Result, concurrent bool) {
+		rn.bridge.submit(name, args, func(d *registry.Def, res registry.Result) {
 			if rn.over.Load() {
 				rn.r.log.Debug("run_code run is over; " + name + " result discarded")
 				return
 			}
 			rn.post(func() error {
 				rn.pending--
-				if concurrent {
-					rn.bridge.settled()
-				}
 				return rn.settle(name, d, res, resolve, reject)
 			})
 		})
@@ -502,6 +499,11 @@ func (rn *run) post(f func() error) {
 	rn.mu.Lock()
 	rn.inbox = append(rn.inbox, f)
 	rn.mu.Unlock()
+	rn.signal()
+}
+
+// signal wakes the loop if it waits; safe from any goroutine, never blocks.
+func (rn *run) signal() {
 	select {
 	case rn.wake <- struct{}{}:
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,8 +123,10 @@ func TestRunFailures(t *testing.T) {
 		{"never settles", Limits{}, `await new Promise(() => {})`, FailException, "nothing can settle", nil},
 		{"compute budget", Limits{Compute: 50 * time.Millisecond}, `console.log("spin"); for (;;) {}`, FailTimeout, "compute budget of 50ms", []string{"spin"}},
 		{"wall clock", Limits{Wall: 100 * time.Millisecond}, `await tools.block({})`, FailTimeout, "wall-clock limit of 100ms", nil},
-		{"log output limit", Limits{MaxOutputBytes: 200}, `for (;;) console.log("0123456789")`, FailOutputLimit, "exceeds the limit of 200 bytes", nil},
-		{"value output limit", Limits{MaxOutputBytes: 200}, `console.log("small"); return "x".repeat(300)`, FailOutputLimit, "exceeds the limit of 200 bytes", nil},
+		// The output-limit failure keeps the captured logs (seed §4.6): the
+		// lines up to the one that crossed the bound.
+		{"log output limit", Limits{MaxOutputBytes: 200}, `for (;;) console.log("0123456789")`, FailOutputLimit, "exceeds the limit of 200 bytes", slices.Repeat([]string{"0123456789"}, 16)},
+		{"value output limit", Limits{MaxOutputBytes: 200}, `console.log("small"); return "x".repeat(300)`, FailOutputLimit, "exceeds the limit of 200 bytes", []string{"small"}},
 		{"invalid output: function", Limits{}, `return () => 1`, FailInvalidOutput, "the returned value is a function", nil},
 		{"invalid output: undefined inside", Limits{}, `return {a: [1, undefined]}`, FailInvalidOutput, "the returned value.a[1] is undefined", nil},
 		{"invalid output: NaN", Limits{}, `return 0 / 0`, FailInvalidOutput, "the returned value is NaN", nil},

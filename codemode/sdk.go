@@ -29,11 +29,6 @@ const Instructions = "## Writing code for run_code\n\n" +
 const CodeOnlyRule = "`run_code` is the only tool you can call directly — a tool call naming any other tool fails. " +
 	"Reach every tool the SDK declares below from inside the program."
 
-// CodeOnlyMessage is the failure of a direct call to another tool in the code mode.
-func CodeOnlyMessage(name string) string {
-	return "only `run_code` is callable directly — call `" + name + "` from inside a `run_code` program instead"
-}
-
 const jsonValueType = "type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }"
 
 // SDKTool is one tool as the SDK declares it.

@@ -38,14 +38,19 @@ func TestSchemaToTS(t *testing.T) {
 		{"allOf", `{"allOf":[{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]},{"oneOf":[{"type":"string"},{"type":"number"}]}]}`,
 			"{\n    a: string;\n  } & (string | number)"},
 		{"object", `{"type":"object","properties":{"path":{"type":"string","description":"Where.\nAbsolute."},"n":{"type":"integer"},"my-key":{"type":"boolean"}},"required":["path"]}`,
-			"{\n    /** Where. Absolute. */\n    path: string;\n    n?: number;\n    \"my-key\"?: boolean;\n  }"},
+			"{\n    /** Where. Absolute. */\n    path: string;\n    n?: number;\n    \"my-key\"?: boolean;\n  } & Record<string, JsonValue>"},
+		// The seed renders an implicitly open root open; a closed one, or a
+		// nested object, lists only its declared properties.
+		{"closed object", `{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`, "{\n    a?: string;\n  }"},
+		{"nested object", `{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}},"additionalProperties":false}`,
+			"{\n    a?: {\n      b?: string;\n    };\n  }"},
 		{"closed empty object", `{"type":"object","additionalProperties":false}`, `Record<string, never>`},
 		{"open object", `{"type":"object"}`, `{ [key: string]: JsonValue }`},
 		{"map", `{"type":"object","additionalProperties":{"type":"integer"}}`, `{ [key: string]: number }`},
 		{"properties and additional", `{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":{"type":"number"}}`,
 			"{\n    a?: string;\n    [key: string]: unknown;\n  }"},
 		{"comment terminator escaped", `{"type":"object","properties":{"a":{"type":"string","description":"ends */ here"}}}`,
-			"{\n    /** ends *\\/ here */\n    a?: string;\n  }"},
+			"{\n    /** ends *\\/ here */\n    a?: string;\n  } & Record<string, JsonValue>"},
 		{"no constraint", `{"description":"anything"}`, `JsonValue`},
 		{"true schema", `true`, `JsonValue`},
 		{"false schema", `false`, `never`},
@@ -171,7 +176,7 @@ func TestSDKExactTexts(t *testing.T) {
 			t.Errorf("SDK lacks %q", s)
 		}
 	}
-	if got := CodeOnlyMessage("bash"); got != "only `run_code` is callable directly — call `bash` from inside a `run_code` program instead" {
+	if got := registry.CodeOnlyMessage("bash"); got != "only `run_code` is callable directly — call `bash` from inside a `run_code` program instead" {
 		t.Errorf("code-only message = %q", got)
 	}
 }

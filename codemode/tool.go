@@ -3,6 +3,7 @@ package codemode
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -30,12 +31,21 @@ const toolParameters = `{"type":"object","properties":{` +
 // the host's tools, and their sub-calls go through the host's pipeline.
 // The card is a generic execute card titled with the description and
 // showing the program; the result card shows the run's text.
+// A runner whose MaxParallel is negative cannot make one.
 func (r *Runner) Tool(host Host) (*registry.Def, error) {
+	if r.limits.MaxParallel < 0 {
+		return nil, fmt.Errorf("codemode: MaxParallel must be positive (or 0 for the default %d), not %d", DefaultMaxParallel, r.limits.MaxParallel)
+	}
 	return registry.DefineCodeTool(registry.Tool[Args, Output]{
 		Name:        ToolName,
 		Description: ToolDescription,
 		Parameters:  []byte(toolParameters),
 		Run: func(ctx context.Context, c *registry.Call, in Args) (Output, error) {
+			if strings.TrimSpace(in.Description) == "" {
+				// The schema's minLength lets blanks through; the card
+				// would have no title.
+				return Output{}, registry.Errorf(registry.CodeInvalidArgs, `invalid arguments: "description" must say what the program does, not be blank`)
+			}
 			out, err := r.Run(ctx, c, in.Code, host)
 			var re *RunError
 			if errors.As(err, &re) {

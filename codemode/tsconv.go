@@ -317,10 +317,14 @@ func object(n *node, depth, level int) string {
 	}
 	// An index signature must admit every declared property's type, so a
 	// typed one is only exact when there are no declared properties.
+	open := false
 	switch ap := n.get("additionalProperties"); {
 	case ap != nil && ap.kind == 'b' && !ap.b:
 	case len(members) > 0 && ap == nil:
-		// Open by default, but declared properties are what the tool reads.
+		// Open by default. At the root (a tool's arguments) the type says
+		// so, as the seed renders it: a program may pass more than the
+		// declared properties. Nested, the declared ones are what counts.
+		open = level == 0
 	case len(members) > 0:
 		members = append(members, indent(depth+1)+"[key: string]: unknown;")
 	case ap == nil || ap.kind == 'b':
@@ -332,7 +336,11 @@ func object(n *node, depth, level int) string {
 	if len(members) == 0 {
 		return "Record<string, never>"
 	}
-	return "{\n" + strings.Join(members, "\n") + "\n" + indent(depth) + "}"
+	obj := "{\n" + strings.Join(members, "\n") + "\n" + indent(depth) + "}"
+	if open {
+		obj += " & Record<string, JsonValue>"
+	}
+	return obj
 }
 
 func literal(n *node) (string, bool) {

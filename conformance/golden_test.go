@@ -549,7 +549,7 @@ func goldenTools(t *testing.T, files map[string]string) []*registry.Def {
 					return nil, registry.Errorf("EDIT_NO_MATCH", "old_string not found in "+p)
 				}
 				edits := []diffs.Edit{{Start: i, End: i + len(in.OldString), New: in.NewString}}
-				files[p], _ = diffs.Apply(old, edits)
+				files[p] = old[:i] + in.NewString + old[i+len(in.OldString):]
 				return diffs.FromEdits(p, old, edits), nil
 			},
 			Render: func(in goldenEditArgs, _ []registry.FileDiff) []registry.Content {

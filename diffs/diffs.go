@@ -75,19 +75,6 @@ type hunk struct {
 	Old, New string
 }
 
-// apply splices ascending, non-overlapping hunks into base.
-func apply(base string, hs []hunk) string {
-	var b strings.Builder
-	pos := 0
-	for _, h := range hs {
-		b.WriteString(base[pos:h.Off])
-		b.WriteString(h.New)
-		pos = h.Off + len(h.Old)
-	}
-	b.WriteString(base[pos:])
-	return b.String()
-}
-
 func toFileDiffs(path string, hs []hunk) []registry.FileDiff {
 	if len(hs) == 0 {
 		return nil

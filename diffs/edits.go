@@ -16,30 +16,11 @@ type Edit struct {
 	New        string
 }
 
-// Apply returns old with the edits applied. Edits may come in any order;
-// they must lie inside old and must not overlap (two insertions at the same
-// offset go in the order given).
-func Apply(old string, edits []Edit) (string, error) {
-	es, err := sortedEdits(old, edits)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	pos := 0
-	for _, e := range es {
-		b.WriteString(old[pos:e.Start])
-		b.WriteString(e.New)
-		pos = e.End
-	}
-	b.WriteString(old[pos:])
-	return b.String(), nil
-}
-
 // FromEdits returns the hunks of known replacements without diffing the
 // whole file: only the lines an edit touches and their context are looked
 // at, so the cost does not grow with the file. Hunks follow the rules of
-// the package doc, like Compute's. Edits that Apply would refuse (outside
-// old, overlapping) give no hunks.
+// the package doc, like Compute's. Edits outside old or overlapping give
+// no hunks.
 func FromEdits(path, old string, edits []Edit) []registry.FileDiff {
 	hs, err := editHunks(old, edits)
 	if err != nil {

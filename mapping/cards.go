@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -38,7 +39,7 @@ func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
 		tc.Content = t.diffs(v.Diffs)
 	case registry.GenericCard:
 		tc.Kind = kind(v.Kind)
-		tc.Title, tc.Locations = t.titleAndLocations(orName(v.Title, ev.Name), v.Locations, nil)
+		tc.Title, tc.Locations = t.titleAndLocations(orName(v.Title, ev.Name), capLocations(tc.Kind, v.Locations), nil)
 		tc.Content = textItems(v.Content)
 	}
 	tc.Meta = withParent(tc.Meta, ev.Parent)
@@ -68,8 +69,13 @@ func (t *Translator) PermissionToolCall(callID string) (u acp.ToolCallUpdate, ok
 		u.Content = t.diffs(v.Diffs)
 	case registry.GenericCard:
 		k = kind(v.Kind)
-		title, u.Locations = t.titleAndLocations(orName(v.Title, c.name), v.Locations, nil)
+		title, u.Locations = t.titleAndLocations(orName(v.Title, c.name), capLocations(k, v.Locations), nil)
 		u.Content = textItems(v.Content)
+		if len(u.Content) == 0 && k == acp.KindOther {
+			// A card of kind other (an MCP tool's) says nothing about what
+			// the call will do: the arguments are what the user decides on.
+			u.Content = argumentsContent(c.args)
+		}
 	}
 	u.Title, u.Kind = &title, &k
 	return u, true
@@ -104,12 +110,18 @@ func (t *Translator) toolResult(r session.ToolResult) []acp.Update {
 	case registry.DiffCard:
 		if content = t.diffs(v.Diffs); len(content) > 0 {
 			title, locs := t.titleAndLocations(orName(v.Title, c.name), v.Locations, v.Diffs)
-			u.Title, u.Locations = &title, locs
+			u.Title = &title
+			if len(v.Locations) > 0 {
+				// Only the result's own locations (the first changed line):
+				// the bare paths of its diffs would move the editor's follow
+				// position back to the top of the file.
+				u.Locations = locs
+			}
 		}
 	case registry.GenericCard:
 		content = textItems(v.Content)
 		if v.Title != "" {
-			title, locs := t.titleAndLocations(v.Title, v.Locations, nil)
+			title, locs := t.titleAndLocations(v.Title, capLocations(kind(v.Kind), v.Locations), nil)
 			if len(v.Locations) == 0 {
 				// The path in the title is the call's: relativize it the same way.
 				title = t.relTitle(title, firstPath(c.view))
@@ -153,13 +165,47 @@ func orName(title, name string) string {
 	return title
 }
 
+// kind is the wire kind of a generic card. execute is kept for terminal
+// cards: Zed renders an execute card without a terminal in its content as
+// a "Run Command" block that cannot be opened, showing the title as if it
+// were a command line, so a generic card of kind execute (run_code) goes
+// out as other, which Zed shows with its content.
 func kind(k string) acp.ToolKind {
 	switch acp.ToolKind(k) {
-	case acp.KindRead, acp.KindEdit, acp.KindDelete, acp.KindMove, acp.KindSearch, acp.KindExecute,
+	case acp.KindRead, acp.KindEdit, acp.KindDelete, acp.KindMove, acp.KindSearch,
 		acp.KindThink, acp.KindFetch, acp.KindSwitchMode:
 		return acp.ToolKind(k)
 	}
 	return acp.KindOther
+}
+
+// argumentsContent shows a call's arguments as an indented JSON block; none
+// for a call without arguments.
+func argumentsContent(args json.RawMessage) []acp.ToolCallContent {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		if len(args) == 0 {
+			return nil
+		}
+		return []acp.ToolCallContent{acp.ContentItem(acp.TextBlock(codeBlock(string(args), "")))}
+	}
+	if m, ok := v.(map[string]any); ok && len(m) == 0 || v == nil {
+		return nil
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil
+	}
+	return []acp.ToolCallContent{acp.ContentItem(acp.TextBlock(codeBlock(string(b), "json")))}
+}
+
+// codeBlock fences text with a fence longer than any backtick run in it.
+func codeBlock(text, lang string) string {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence
 }
 
 // textItems maps model-facing content to card content: text and images;

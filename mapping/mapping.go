@@ -41,9 +41,14 @@ type Options struct {
 	// (clientCapabilities._meta.terminal_output). Without it, terminal cards
 	// fall back to a fenced console block.
 	TerminalOutput bool
+	// Compaction: the client shows compactions (clientCapabilities.session.compaction).
+	Compaction bool
 	// Replay: the events are being replayed by session/load, so user
 	// messages are sent too (live, the editor already shows them).
 	Replay bool
+	// ZeroBasedLines: the client reads locations[].line as a 0-based row
+	// (see ZeroBasedLines); lines go out one less than the 1-based line.
+	ZeroBasedLines bool
 }
 
 // Translator keeps the per-session state the translation needs (which card
@@ -110,6 +115,10 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 		return t.toolOutput(p)
 	case session.ToolResult:
 		return t.toolResult(p)
+	case session.Compaction:
+		return t.compaction(p)
+	case session.CompactionChunk:
+		return t.compactionChunk(p)
 	}
 	return t.controls(ev.Payload)
 }

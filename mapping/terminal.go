@@ -11,7 +11,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
-// Terminal cards follow Zed's _meta convention (acp/PROTOCOL.md §12) when the
+// Terminal cards follow Zed's _meta convention (Zed's terminal_output client capability) when the
 // client advertised it:
 //
 //	tool_call         content [description?, {terminal}], _meta.terminal_info {terminal_id, cwd}
@@ -28,8 +28,10 @@ import (
 // keeping the last ConsoleLimit bytes.
 
 // MaxOutputChunk bounds the data of one terminal_output update. The agent's
-// output coalescer uses the same bound.
-const MaxOutputChunk = 64 << 10
+// output coalescer uses the same bound. Zed keeps the last 2,000 raw
+// messages of a connection in memory (for its ACP log view), so the size
+// of one message is what a long command's output costs it there.
+const MaxOutputChunk = 16 << 10
 
 // ConsoleLimit bounds the output shown in a fallback console block.
 const ConsoleLimit = 32 << 10
@@ -145,11 +147,17 @@ func (t *Translator) terminalFailure(id string, c *call, view registry.View, r r
 	// or not output came first: replacing the content would drop the
 	// terminal block (and any output it shows).
 	meta := acp.Meta{"terminal_exit": map[string]any{"terminal_id": id, "exit_code": nil, "signal": nil}}
+	var ups []acp.Update
 	if msg := r.Text(); msg != "" {
-		meta["terminal_output"] = map[string]any{"terminal_id": id, "data": "\n" + msg + "\n"}
+		data := "\n" + strings.ToValidUTF8(msg, "\uFFFD") + "\n"
+		if len(data) <= MaxOutputChunk {
+			meta["terminal_output"] = map[string]any{"terminal_id": id, "data": data}
+		} else {
+			ups = outputUpdates(id, data)
+		}
 	}
 	u.Meta = meta
-	return []acp.Update{u}
+	return append(ups, u)
 }
 
 // exitLine states how a command ended, under a fallback console block

@@ -127,6 +127,11 @@ func TestTransports(t *testing.T) {
 			if err != nil || r.Text() != "echo: hi" {
 				t.Errorf("echo: %q, %v", r.Text(), err)
 			}
+			// The server's readOnlyHint becomes the tool's declared fact.
+			if !tool(t, c, tc.prefix+"image").Facts.ReadOnly || echo.Facts.ReadOnly {
+				t.Errorf("readOnlyHint: image read-only %v, echo read-only %v; want true, false",
+					tool(t, c, tc.prefix+"image").Facts.ReadOnly, echo.Facts.ReadOnly)
+			}
 			r, err = call(t, tool(t, c, tc.prefix+"image"), `{}`)
 			if err != nil || len(r.Content) != 1 || r.Content[0].Type != "image" || r.Content[0].MimeType != "image/png" ||
 				r.Content[0].Data != base64.StdEncoding.EncodeToString(mcptest.PNG) {
@@ -152,8 +157,10 @@ func TestTransports(t *testing.T) {
 			if r, err := call(t, count, `{"n":3}`); err != nil || r.Text() != "1 2 3" {
 				t.Errorf("count: %q, %v", r.Text(), err)
 			}
-			if _, err := call(t, count, `{"n":0}`); err == nil || !strings.Contains(err.Error(), "n") {
-				t.Errorf("count n=0 passed validation of the raw schema: %v", err)
+			// The server validates its own input: the arguments reach it
+			// unchecked, and its refusal is the call's failure.
+			if _, err := call(t, count, `{"n":0}`); !errorsAs(err, &te) || te.Code != "MCP_TOOL_ERROR" || !strings.Contains(te.Message, "n must be at least 1") {
+				t.Errorf("count n=0: %v, want the server's refusal", err)
 			}
 		})
 	}

@@ -75,6 +75,9 @@ func (c *Conn) define(t *mcp.Tool, taken map[string]bool) (*registry.Def, error)
 		Name:        name,
 		Description: desc + " (from MCP server " + server + ")",
 		Parameters:  raw,
+		// The server validates its own input; the model reads the schema
+		// as the server sent it, whatever draft or keywords it uses.
+		RawSchema: true,
 		Run: func(ctx context.Context, _ *registry.Call, args json.RawMessage) ([]registry.Content, error) {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 			if err != nil {
@@ -98,6 +101,9 @@ func (c *Conn) define(t *mcp.Tool, taken map[string]bool) (*registry.Def, error)
 		// pipeline's timeout policy fails the call (TOOL_TIMEOUT) and the
 		// model can go on. Ten minutes leaves room for slow, real work.
 		Timeout: CallTimeout,
+		// readOnlyHint is what the server says its tool is: plan mode lets
+		// such a call run (and it still asks, below).
+		Facts: registry.Facts{ReadOnly: readOnly},
 		PresentCall: func(json.RawMessage) registry.View {
 			return registry.GenericCard{Title: server + ": " + title, Kind: "other"}
 		},
@@ -114,15 +120,7 @@ func (c *Conn) define(t *mcp.Tool, taken map[string]bool) (*registry.Def, error)
 	}
 	d, err := registry.Define(def)
 	if err != nil {
-		// The name is valid by construction, so the schema did not compile
-		// (an unknown draft, a remote $ref). Validate loosely and let the
-		// server check its own arguments; the model still reads the schema.
-		c.log.Warn("mcp tool schema does not compile; arguments are checked by the server only", "tool", t.Name, "err", err)
-		def.Parameters = json.RawMessage(`{"type":"object"}`)
-		if d, err = registry.Define(def); err != nil {
-			return nil, err
-		}
-		d.Parameters = raw
+		return nil, err
 	}
 	taken[name] = true
 	return d, nil

@@ -32,6 +32,9 @@ type Error struct {
 	Msg    string // what the endpoint (or transport) said
 	// Hint tells the user what to do, e.g. which variable to set.
 	Hint string
+	// KeyEnv names the variable the key is read from, for an auth failure
+	// (so an agent can name the setting as its editor spells it).
+	KeyEnv string
 	// RetryAfter is the server's Retry-After, 0 when absent.
 	RetryAfter time.Duration
 	Err        error

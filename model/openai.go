@@ -101,6 +101,7 @@ type attemptKey struct{}
 type attempt struct {
 	retryAfter string
 	onData     func() // called from the body reader on each read with data
+	cache      *cacheHitSniffer
 }
 
 func (d retryAfterDoer) Do(req *http.Request) (*http.Response, error) {
@@ -113,7 +114,7 @@ func (d retryAfterDoer) Do(req *http.Request) (*http.Response, error) {
 			at.retryAfter = resp.Header.Get("Retry-After")
 		}
 		at.onData()
-		resp.Body = &activityBody{ReadCloser: resp.Body, onData: at.onData}
+		resp.Body = &activityBody{ReadCloser: resp.Body, onData: at.onData, cache: at.cache}
 	}
 	return resp, err
 }
@@ -121,12 +122,16 @@ func (d retryAfterDoer) Do(req *http.Request) (*http.Response, error) {
 type activityBody struct {
 	io.ReadCloser
 	onData func()
+	cache  *cacheHitSniffer // nil: not looked for
 }
 
 func (b *activityBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
 		b.onData()
+		if b.cache != nil {
+			b.cache.feed(p[:n])
+		}
 	}
 	return n, err
 }
@@ -138,7 +143,7 @@ var errStalled = errors.New("no data from the model endpoint within the idle tim
 func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if p.o.RequireKey && p.o.APIKey == "" {
-			yield(Event{}, &Error{Kind: ErrAuth, Msg: p.o.APIKeyEnv + " is not set", Hint: p.keyHint()})
+			yield(Event{}, &Error{Kind: ErrAuth, Msg: p.o.APIKeyEnv + " is not set", Hint: p.keyHint(), KeyEnv: p.o.APIKeyEnv})
 			return
 		}
 		// The idle timer cancels the attempt when the endpoint goes quiet;
@@ -147,7 +152,7 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 		defer cancel(nil)
 		idle := time.AfterFunc(p.o.IdleTimeout, func() { cancel(errStalled) })
 		defer idle.Stop()
-		at := &attempt{onData: func() { idle.Reset(p.o.IdleTimeout) }}
+		at := &attempt{onData: func() { idle.Reset(p.o.IdleTimeout) }, cache: newCacheHitSniffer()}
 		actx = context.WithValue(actx, attemptKey{}, at)
 
 		started := false // a response arrived: later failures are the stream's
@@ -237,6 +242,8 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 		}
 		if usage == nil {
 			usage = &Usage{InputTokens: estimateTokens(req), OutputTokens: outChars / estimateCharsPerT, Estimated: true}
+		} else if usage.CachedTokens == 0 && at.cache.hit > 0 {
+			usage.CachedTokens = at.cache.hit // DeepSeek's own field
 		}
 		usage.ContextWindow = p.o.ContextWindow
 		if !yield(Event{Kind: EventUsage, Usage: usage}, nil) {
@@ -303,7 +310,7 @@ func (p *OpenAI) classify(err, cause error, retryAfter string, started bool) err
 		}
 	}
 	if e.Kind == ErrAuth {
-		e.Hint = p.keyHint()
+		e.Hint, e.KeyEnv = p.keyHint(), p.o.APIKeyEnv
 	}
 	return e
 }

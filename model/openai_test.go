@@ -233,6 +233,16 @@ func TestOpenAIStream(t *testing.T) {
 		play: sse{events: []string{chunk(`{"content":""}`, "content_filter"), usageChunk(1, 0)}},
 		want: result{usage: &Usage{InputTokens: 1, OutputTokens: 0, ContextWindow: 1000}, finish: FinishContentFilter},
 	}, {
+		name: "DeepSeek's prompt cache hits, the usage line split in pieces",
+		play: sse{split: 5, events: []string{chunk(`{"content":"ok"}`, "stop"),
+			`{"id":"resp1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":900,"completion_tokens":3,"total_tokens":903,"prompt_cache_hit_tokens":768,"prompt_cache_miss_tokens":132}}`}},
+		want: result{text: "ok", usage: &Usage{InputTokens: 900, OutputTokens: 3, ContextWindow: 1000, CachedTokens: 768}, finish: FinishStop},
+	}, {
+		name: "OpenAI's cached tokens",
+		play: sse{events: []string{chunk(`{"content":"ok"}`, "stop"),
+			`{"id":"resp1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":2048,"completion_tokens":3,"total_tokens":2051,"prompt_tokens_details":{"cached_tokens":1920}}}`}},
+		want: result{text: "ok", usage: &Usage{InputTokens: 2048, OutputTokens: 3, ContextWindow: 1000, CachedTokens: 1920}, finish: FinishStop},
+	}, {
 		name: "no usage from the endpoint: estimated",
 		play: sse{events: []string{chunk(`{"content":"12345678"}`, "stop")}},
 		want: result{text: "12345678", usage: &Usage{InputTokens: 2, OutputTokens: 2, ContextWindow: 1000, Estimated: true}, finish: FinishStop},

@@ -37,12 +37,12 @@ func (p *Pipeline) ExecuteBatch(ctx context.Context, res Resolver, calls []*regi
 		d, err := resolve(res, calls[i].Name)
 		if err != nil {
 			p.hook("logged", func() { h.logged(i, calls[i]) })
-			results[i] = errorResult(err, "UNKNOWN_TOOL")
+			results[i] = errorResult(err, registry.CodeUnknownTool)
 			p.hook("done", func() { h.done(i, calls[i], results[i]) })
 			i++
 			continue
 		}
-		if p.o.MaxParallel == 1 || !d.ConcurrencySafe(calls[i].Args) {
+		if p.maxParallel == 1 || !d.ConcurrencySafe(calls[i].Args) {
 			p.hook("logged", func() { h.logged(i, calls[i]) })
 			results[i] = p.Execute(ctx, d, calls[i])
 			p.hook("done", func() { h.done(i, calls[i], results[i]) })
@@ -76,12 +76,12 @@ func (p *Pipeline) group(ctx context.Context, base int, defs []*registry.Def, ca
 	n := len(calls)
 	ready := make(chan int, n) // never blocks a sender: each call is ready once
 	jobs := make(chan int)     // unbuffered: a handoff waits for an idle worker, which is the bound
-	frozen := make([][]byte, n)
+	staged := make([]*Staged, n)
 	var wg sync.WaitGroup
-	for range min(p.o.MaxParallel, n) {
+	for range min(p.maxParallel, n) {
 		wg.Go(func() {
 			for k := range jobs {
-				results[k] = p.dispatch(ctx, defs[k], calls[k], frozen[k])
+				staged[k].Dispatch()
 				ready <- k
 			}
 		})
@@ -89,13 +89,12 @@ func (p *Pipeline) group(ctx context.Context, base int, defs []*registry.Def, ca
 	wg.Go(func() {
 		defer close(jobs)
 		for k, c := range calls {
-			fz, r, ok := p.prepare(ctx, defs[k], c)
-			if !ok {
-				results[k] = r
+			s := p.Prepare(ctx, defs[k], c)
+			staged[k] = s
+			if !s.Ready() {
 				ready <- k
 				continue
 			}
-			frozen[k] = fz
 			jobs <- k
 		}
 	})
@@ -103,7 +102,7 @@ func (p *Pipeline) group(ctx context.Context, base int, defs []*registry.Def, ca
 	for next := 0; next < n; {
 		finished[<-ready] = true
 		for ; next < n && finished[next]; next++ {
-			results[next] = p.commit(ctx, defs[next], calls[next], results[next])
+			results[next] = staged[next].Commit()
 			p.hook("done", func() { h.done(base+next, calls[next], results[next]) })
 		}
 	}
@@ -114,7 +113,7 @@ func (p *Pipeline) group(ctx context.Context, base int, defs []*registry.Def, ca
 func resolve(res Resolver, name string) (*registry.Def, error) {
 	d, err := res.Resolve(name)
 	if err == nil && d == nil {
-		err = registry.Errorf("UNKNOWN_TOOL", fmt.Sprintf("unknown tool %q", name))
+		err = registry.Errorf(registry.CodeUnknownTool, fmt.Sprintf("unknown tool %q", name))
 	}
 	return d, err
 }
@@ -135,7 +134,7 @@ func (h Hooks) done(i int, c *registry.Call, r registry.Result) {
 func (p *Pipeline) hook(which string, f func()) {
 	defer func() {
 		if rec := recover(); rec != nil {
-			p.o.Logger.Error("batch hook panicked", "hook", which, "panic", rec)
+			p.log.Error("batch hook panicked", "hook", which, "panic", rec)
 		}
 	}()
 	f()

@@ -235,7 +235,11 @@ func TestBatchCancellation(t *testing.T) {
 		var done []string
 		p := New(&Options{MaxParallel: 2, Gates: []Gate{func(_ context.Context, _ *registry.Def, c *registry.Call) Decision {
 			if c.ID == "2" {
-				cancel() // the user cancels while call 2 is being prepared
+				// The user cancels while call 2 is being prepared, once the
+				// bodies of 0 and 1 run: a body not started by then never
+				// starts (ABORTED_BEFORE_DISPATCH).
+				synctest.Wait()
+				cancel()
 			}
 			return Decision{}
 		}}})

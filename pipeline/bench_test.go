@@ -18,7 +18,7 @@ type noopArgs struct {
 }
 
 // benchPipeline populates every stage: a gate, a guard, the shipped
-// middleware (metrics, retry, timeout), a post-execute hook and an observer.
+// middleware (retry, timeout), a post-execute hook and an observer.
 func benchPipeline(b *testing.B) (*Pipeline, *registry.Scope, *int64) {
 	r := registry.New()
 	registry.MustAdd(r, registry.Tool[noopArgs, string]{
@@ -27,11 +27,10 @@ func benchPipeline(b *testing.B) (*Pipeline, *registry.Scope, *int64) {
 		ConcurrencySafe: func(noopArgs) bool { return true },
 	})
 	var observed int64
-	m := NewMetrics()
 	p := New(&Options{
 		Gates:      []Gate{func(context.Context, *registry.Def, *registry.Call) Decision { return Decision{Kind: Allow} }},
 		Guards:     []Guard{func(context.Context, *registry.Def, *registry.Call) string { return "" }},
-		Middleware: []Middleware{m.Middleware(), Retry(), Timeout()},
+		Middleware: []Middleware{Retry(), Timeout()},
 		PostExecute: []PostHook{func(context.Context, *registry.Def, *registry.Call, registry.Result) PostDecision {
 			return PostDecision{}
 		}},

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -138,50 +137,6 @@ func TestRetryStopsWhenCancelled(t *testing.T) {
 		// Attempt at 0 and 100ms; cancelled during the 200ms backoff.
 		if calls != 2 || r.Text() != "Error: flaky" || time.Since(start) != 150*time.Millisecond {
 			t.Fatalf("%q after %d calls and %v", r.Text(), calls, time.Since(start))
-		}
-	})
-}
-
-func TestMetricsMiddleware(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		m := NewMetrics()
-		slow := newDef(t, registry.Tool[args, string]{Name: "slow",
-			Run: func(_ context.Context, _ *registry.Call, a args) (string, error) {
-				d, _ := time.ParseDuration(a.X)
-				time.Sleep(d)
-				if d > time.Second {
-					return "", errors.New("too slow")
-				}
-				return "ok", nil
-			}})
-		crash := newDef(t, registry.Tool[args, string]{Name: "crash"})
-		crashing := func(d *registry.Def, next Next) Next {
-			return func(ctx context.Context, c *registry.Call) registry.Result {
-				if d.Name == "crash" {
-					panic("inner middleware bug")
-				}
-				return next(ctx, c)
-			}
-		}
-		p := New(&Options{Middleware: []Middleware{m.Middleware(), crashing},
-			Gates: []Gate{func(_ context.Context, _ *registry.Def, c *registry.Call) Decision {
-				if c.ID == "denied" {
-					return Decision{Kind: Deny, Reason: "no"}
-				}
-				return Decision{}
-			}}})
-		for _, x := range []string{"10ms", "30ms", "2s"} {
-			p.Execute(t.Context(), slow, call(fmt.Sprintf(`{"x":%q}`, x)))
-		}
-		p.Execute(t.Context(), slow, &registry.Call{ID: "denied", Args: []byte(`{}`)})
-		p.Execute(t.Context(), crash, call(`{}`))
-		got := m.Snapshot()
-		want := map[string]ToolStats{
-			"slow":  {Calls: 3, Failures: 1, Total: 2040 * time.Millisecond, Max: 2 * time.Second},
-			"crash": {Calls: 1, Failures: 1},
-		}
-		if len(got) != len(want) || got["slow"] != want["slow"] || got["crash"] != want["crash"] {
-			t.Fatalf("metrics = %+v\nwant %+v", got, want)
 		}
 	})
 }

@@ -102,8 +102,10 @@ func TestStagesAndDecisions(t *testing.T) {
 			stages: append([]string{"gate", "gate"}, commit...), text: "Error: no!", code: "DENIED"},
 		{name: "unknown decision", gates: []Decision{{Kind: 7}},
 			stages: append([]string{"gate"}, commit...), text: `Error: policy check for tool "t" returned an unknown decision 7!`, code: "GATE_FAILED"},
+		// A crashed policy stage is not judged by post-execute (the seed
+		// settles such a call directly); finalize and observers still run.
 		{name: "gate panic", gatePanic: true,
-			stages: commit, text: `Error: policy check for tool "t" failed: gate bug!`, code: "GATE_FAILED"},
+			stages: []string{"finalize", "observe"}, text: `Error: policy check for tool "t" failed: gate bug!`, code: "GATE_FAILED"},
 		{name: "ask approved", gates: []Decision{{Kind: Ask, Reason: "why"}}, approve: &approved,
 			stages: []string{"gate", "approve:why", "guard", "mw1", "mw2", "body", "post", "finalize", "observe"}, text: "ok!"},
 		{name: "ask rejected", gates: []Decision{{Kind: Ask}}, approve: &rejected,
@@ -125,7 +127,7 @@ func TestStagesAndDecisions(t *testing.T) {
 		{name: "guard denies after approval", gates: []Decision{{Kind: Ask}}, approve: &approved, guard: "still no",
 			stages: append([]string{"gate", "approve:", "guard"}, commit...), text: "Error: still no!", code: "DENIED"},
 		{name: "guard panic", guardPanic: true,
-			stages: append([]string{"gate"}, commit...), text: `Error: guard for tool "t" failed: guard bug!`, code: "GUARD_FAILED"},
+			stages: []string{"gate", "finalize", "observe"}, text: `Error: guard for tool "t" failed: guard bug!`, code: "GUARD_FAILED"},
 		{name: "invalid args skip policy", args: `{"x":1}`,
 			stages: commit, text: `Error: invalid arguments: "x" must be a string!`, code: "INVALID_ARGS"},
 		{name: "args not JSON", args: `{"x"`,

@@ -11,7 +11,7 @@ import (
 // retriedCodes are the failures worth another attempt when a tool's policy
 // names none: a plain error from the body and a timeout. Bad arguments,
 // denials, panics and aborts would fail the same way again.
-var retriedCodes = []string{"TOOL_ERROR", "TOOL_TIMEOUT"}
+var retriedCodes = []string{registry.CodeToolError, registry.CodeToolTimeout}
 
 // Retry runs a tool that declares a retry policy again after a retryable
 // failure, waiting the policy's backoff (doubled each time) in between. It

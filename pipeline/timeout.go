@@ -24,7 +24,7 @@ func Timeout() Middleware {
 			defer cancel()
 			r := next(tctx, c)
 			if ctx.Err() == nil && context.Cause(tctx) == errToolTimeout {
-				return registry.ErrorResult("TOOL_TIMEOUT", fmt.Sprintf("tool call timed out after %dms", d.Timeout.Milliseconds()))
+				return registry.ErrorResult(registry.CodeToolTimeout, fmt.Sprintf("tool call timed out after %dms", d.Timeout.Milliseconds()))
 			}
 			return r
 		}

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"log/slog"
 	"maps"
 	"slices"
 )
@@ -86,7 +85,7 @@ func (r *Registry) notify(c Change) {
 				if p := recover(); p != nil {
 					log := r.Logger
 					if log == nil {
-						log = slog.New(slog.DiscardHandler)
+						log = discard
 					}
 					log.Error("registry change listener panicked", "change", c.Op.String(), "tool", c.Name, "panic", p)
 				}

@@ -8,8 +8,16 @@
 // globals with Restrict (allow and deny masks that intersect) and chooses a
 // Mode (native, code, both) that decides whether the model calls tools
 // directly or through the reserved run_code. One visibility function backs
-// Get, Visible, KnownNames, Schemas and Resolve, so what the model is offered
-// and what runs never disagree. OnChange reports every change.
+// Get, Visible, Schemas and Resolve, so what the model is offered and what
+// runs never disagree; KnownNames is the universe before restrictions,
+// which Restrict checks names against. OnChange reports every change.
+//
+// Parameter schemas are derived from a tool's input struct with
+// jsonschema-go (Tool.Schema adjusts what the Go type cannot say); an MCP
+// server's schema is taken raw and not validated here (Tool.RawSchema).
+// Output schemas are held to the structured subset, which refuses loud
+// (UNSUPPORTED_SCHEMA, every violation listed). Failure codes are the
+// Code* constants.
 //
 // The package never runs a tool by itself; package pipeline does.
 package registry

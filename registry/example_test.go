@@ -37,7 +37,7 @@ func ExampleAdd() {
 	res, _ := d.Run(context.Background(), &registry.Call{Args: json.RawMessage(`{"name":"Ada","style":"loud"}`)})
 	fmt.Println(res.Text())
 	// Output:
-	// {"properties":{"name":{"description":"who to greet","type":"string"},"style":{"enum":["plain","loud"],"type":"string"}},"required":["name"],"type":"object"}
+	// {"type":"object","properties":{"name":{"type":"string","description":"who to greet"},"style":{"type":"string","enum":["plain","loud"]}},"required":["name"],"additionalProperties":false}
 	// HELLO, Ada!
 }
 
@@ -62,11 +62,11 @@ func ExampleScope_Restrict() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(s.KnownNames())
+	fmt.Println(names(s.Visible()))
 	_, err = s.Restrict(registry.Restriction{Allow: []string{"grep"}})
 	fmt.Println(err)
 	lift()
-	fmt.Println(s.KnownNames())
+	fmt.Println(names(s.Visible()))
 	// Output:
 	// [greet]
 	// registry: restriction refused: "grep" is not a registered tool
@@ -111,4 +111,12 @@ func ExampleCompileStructured() {
 	// Output:
 	// unsupported schema: "#": keyword "patternProperties" is not supported; "#/properties/n": keyword "minimum" is not supported
 	// invalid value: "n" must be an integer
+}
+
+func names(defs []*registry.Def) []string {
+	out := make([]string, len(defs))
+	for i, d := range defs {
+		out[i] = d.Name
+	}
+	return out
 }

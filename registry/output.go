@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	jsg "github.com/google/jsonschema-go/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -19,7 +20,7 @@ func outputSchema[Out any](declared json.RawMessage) (json.RawMessage, *Structur
 		}
 		return s.raw, s, nil
 	}
-	m, err := schemaOf(reflect.TypeFor[Out]())
+	m, err := derive(reflect.TypeFor[Out]())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -32,27 +33,34 @@ func outputSchema[Out any](declared json.RawMessage) (json.RawMessage, *Structur
 		// schema states, so checking would only cost time.
 		return raw, nil, nil
 	}
-	s, err := compileSubset(raw, false)
+	// Derived from a Go type, so trusted to compile: it may use more than
+	// the subset declared schemas are held to (a map's value schema).
+	c := jsonschema.NewCompiler()
+	url := fmt.Sprintf("mem://output/%d.json", structuredSeq.Add(1))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err == nil {
+		err = c.AddResource(url, doc)
+	}
+	var sch *jsonschema.Schema
+	if err == nil {
+		sch, err = c.Compile(url)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	return raw, s, nil
+	return raw, &Structured{raw: raw, sch: sch}, nil
 }
 
-func hasEnum(m map[string]any) bool {
-	if _, ok := m["enum"]; ok {
+func hasEnum(s *jsg.Schema) bool {
+	if s == nil {
+		return false
+	}
+	if len(s.Enum) > 0 || hasEnum(s.Items) || hasEnum(s.AdditionalProperties) {
 		return true
 	}
-	for _, k := range []string{"items", "additionalProperties"} {
-		if sub, ok := m[k].(map[string]any); ok && hasEnum(sub) {
+	for _, p := range s.Properties {
+		if hasEnum(p) {
 			return true
-		}
-	}
-	if props, ok := m["properties"].(map[string]any); ok {
-		for _, p := range props {
-			if sub, ok := p.(map[string]any); ok && hasEnum(sub) {
-				return true
-			}
 		}
 	}
 	return false
@@ -62,11 +70,11 @@ func hasEnum(m map[string]any) bool {
 func (s *Structured) check(out any) error {
 	b, err := json.Marshal(out)
 	if err != nil {
-		return &Error{Code: "INVALID_OUTPUT", Message: "invalid output: " + err.Error()}
+		return &Error{Code: CodeInvalidOutput, Message: "invalid output: " + err.Error()}
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {
-		return &Error{Code: "INVALID_OUTPUT", Message: fmt.Sprintf("invalid output: %v", err)}
+		return &Error{Code: CodeInvalidOutput, Message: fmt.Sprintf("invalid output: %v", err)}
 	}
-	return s.validate(v, "output", "INVALID_OUTPUT")
+	return s.validate(v, "output", CodeInvalidOutput)
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -57,15 +58,6 @@ func Add[In, Out any](r *Registry, t Tool[In, Out]) (unregister func(), err erro
 	return r.Register(d)
 }
 
-// AddTo defines a typed tool and registers it in scope s only.
-func AddTo[In, Out any](s *Scope, t Tool[In, Out]) (unregister func(), err error) {
-	d, err := Define(t)
-	if err != nil {
-		return nil, err
-	}
-	return s.Register(d)
-}
-
 // MustAdd is Add for tools built into the program: a bad definition is a bug.
 func MustAdd[In, Out any](r *Registry, t Tool[In, Out]) {
 	if _, err := Add(r, t); err != nil {
@@ -98,6 +90,9 @@ func (r *Registry) register(s *Scope, d *Def) (func(), error) {
 	}
 	m[d.Name] = d
 	r.mu.Unlock()
+	if r.Logger != nil {
+		d.log.CompareAndSwap(nil, r.Logger)
+	}
 	r.notify(Change{Op: ToolAdded, Name: d.Name, Scope: s})
 	var once sync.Once
 	return func() {
@@ -300,13 +295,25 @@ func (r *Registry) visible(s *Scope) []*Def {
 	return out
 }
 
-// KnownNames returns the names of the tools scope s sees, sorted.
+// KnownNames returns, sorted, every tool name scope s could see before its
+// restrictions: the globals and its local tools, never run_code. It is the
+// universe Restrict checks names against, so a typo fails loud while a
+// tool restricted away stays a normal absence.
 func (r *Registry) KnownNames(s *Scope) []string {
-	vis := r.Visible(s)
-	names := make([]string, len(vis))
-	for i, d := range vis {
-		names[i] = d.Name
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.tools))
+	for name := range r.tools {
+		names = append(names, name)
 	}
+	if s != nil {
+		for name := range s.local {
+			if r.tools[name] == nil {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
 	return names
 }
 
@@ -320,14 +327,16 @@ type Schema struct {
 
 // Schemas returns the tools the model may call directly in scope s, sorted:
 // every visible tool in native mode, only run_code in code mode, both sets
-// in both mode.
+// in both mode. The schemas are copies: editing one changes nothing the
+// model is offered.
 func (r *Registry) Schemas(s *Scope) []Schema {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	var out []Schema
 	for _, d := range r.visible(s) {
 		if r.direct(s, d.Name) {
-			out = append(out, Schema{Name: d.Name, Description: d.Description, Parameters: d.Parameters, Output: d.Output})
+			out = append(out, Schema{Name: d.Name, Description: d.Description,
+				Parameters: bytes.Clone(d.Parameters), Output: bytes.Clone(d.Output)})
 		}
 	}
 	return out
@@ -351,12 +360,18 @@ func (r *Registry) Resolve(name string, s *Scope) (*Def, error) {
 		if len(names) > 0 {
 			avail = strings.Join(names, ", ")
 		}
-		return nil, &Error{Code: "UNKNOWN_TOOL", Message: fmt.Sprintf("unknown tool %q; available tools: %s", name, avail)}
+		return nil, &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q; available tools: %s", name, avail)}
 	}
 	if !r.direct(s, name) {
-		return nil, &Error{Code: "UNKNOWN_TOOL", Message: fmt.Sprintf("only `%s` is callable directly — call `%s` from inside a `%s` program instead", CodeToolName, name, CodeToolName)}
+		return nil, &Error{Code: CodeUnknownTool, Message: CodeOnlyMessage(name)}
 	}
 	return d, nil
+}
+
+// CodeOnlyMessage is the failure of a direct model call to a tool other
+// than run_code in code mode (reference/dsh.md §4.1).
+func CodeOnlyMessage(name string) string {
+	return fmt.Sprintf("only `%s` is callable directly — call `%s` from inside a `%s` program instead", CodeToolName, name, CodeToolName)
 }
 
 // Get returns the tool this scope sees under name, or nil.
@@ -365,7 +380,8 @@ func (s *Scope) Get(name string) *Def { return s.reg.Get(name, s) }
 // Visible returns every tool this scope sees, sorted by name.
 func (s *Scope) Visible() []*Def { return s.reg.Visible(s) }
 
-// KnownNames returns the names of the tools this scope sees, sorted.
+// KnownNames returns the tool names this scope could see before its
+// restrictions, sorted, run_code excluded.
 func (s *Scope) KnownNames() []string { return s.reg.KnownNames(s) }
 
 // Schemas returns the tools the model may call directly in this scope.

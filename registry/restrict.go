@@ -8,7 +8,8 @@ import (
 )
 
 // Restriction narrows which global tools a scope sees: either an allow list
-// (only these) or a deny list (all but these). Several restrictions on one
+// (only these) or a deny list (all but these). An explicit empty allow list
+// (non-nil, no names) masks every global tool. Several restrictions on one
 // scope intersect. They are visibility, not a security boundary.
 type Restriction struct {
 	Allow []string
@@ -16,7 +17,10 @@ type Restriction struct {
 }
 
 func (r Restriction) String() string {
-	if len(r.Allow) > 0 {
+	if r.Allow != nil {
+		if len(r.Allow) == 0 {
+			return "allow none"
+		}
 		return "allow " + strings.Join(r.Allow, ", ")
 	}
 	return "deny " + strings.Join(r.Deny, ", ")
@@ -33,21 +37,23 @@ type mask struct {
 func (m *mask) admits(name string) bool { return m.names[name] == m.allow }
 
 // Restrict adds a restriction to this scope and returns the function that
-// lifts it. It refuses an empty restriction, one with both lists, and any
-// name that is unknown, reserved (run_code) or local to this scope (local
-// tools bypass restrictions, so naming one is a mistake).
+// lifts it. It refuses a restriction with neither list (a configuration
+// that materialized empty would otherwise silently change nothing), one with
+// both, an empty deny list, and any name that is unknown (not in
+// KnownNames), reserved (run_code) or local to this scope (local tools
+// bypass restrictions, so naming one is a mistake).
 func (s *Scope) Restrict(r Restriction) (lift func(), err error) {
-	if len(r.Allow) == 0 && len(r.Deny) == 0 {
-		return nil, fmt.Errorf("registry: an empty restriction would change nothing; give allow or deny names")
+	if r.Allow == nil && len(r.Deny) == 0 {
+		return nil, fmt.Errorf("registry: an empty restriction would change nothing; give allow or deny names (an empty allow list hides every tool)")
 	}
-	if len(r.Allow) > 0 && len(r.Deny) > 0 {
+	if r.Allow != nil && len(r.Deny) > 0 {
 		return nil, fmt.Errorf("registry: a restriction is either an allow list or a deny list; add two restrictions to combine them")
 	}
 	names := r.Allow
-	if len(names) == 0 {
+	if r.Allow == nil {
 		names = r.Deny
 	}
-	m := &mask{allow: len(r.Allow) > 0, names: map[string]bool{},
+	m := &mask{allow: r.Allow != nil, names: map[string]bool{},
 		r: Restriction{Allow: slices.Clone(r.Allow), Deny: slices.Clone(r.Deny)}}
 	reg := s.reg
 	reg.mu.Lock()

@@ -4,118 +4,110 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
+	jsg "github.com/google/jsonschema-go/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
 
-// SchemaFor derives an object JSON Schema from a struct type: properties
-// from json tags, descriptions from `jsonschema:"..."` tags, and every field
-// without omitempty/omitzero required.
-func SchemaFor(t reflect.Type) (json.RawMessage, error) {
+// deriveParameters derives the parameter schema of In: an object schema
+// from jsonschema-go, with `enum` tags and the tool's adjustment applied.
+func deriveParameters(t reflect.Type, adjust func(*jsg.Schema)) (json.RawMessage, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct {
+	if t.Kind() != reflect.Struct && t != rawMessage {
 		return nil, fmt.Errorf("parameters must be a struct, not %s", t)
 	}
-	s, err := schemaOf(t)
+	s, err := derive(t)
 	if err != nil {
 		return nil, err
+	}
+	if t == rawMessage {
+		s = &jsg.Schema{Type: "object"} // any object: the tool reads the JSON itself
+	}
+	if adjust != nil {
+		adjust(s)
 	}
 	return json.Marshal(s)
 }
 
-func schemaOf(t reflect.Type) (map[string]any, error) {
-	switch t.Kind() {
-	case reflect.Pointer:
-		return schemaOf(t.Elem())
-	case reflect.String:
-		return map[string]any{"type": "string"}, nil
-	case reflect.Bool:
-		return map[string]any{"type": "boolean"}, nil
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return map[string]any{"type": "integer"}, nil
-	case reflect.Float32, reflect.Float64:
-		return map[string]any{"type": "number"}, nil
-	case reflect.Slice, reflect.Array:
-		items, err := schemaOf(t.Elem())
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"type": "array", "items": items}, nil
-	case reflect.Map:
-		if t.Key().Kind() != reflect.String {
-			return nil, fmt.Errorf("map keys must be strings in %s", t)
-		}
-		vals, err := schemaOf(t.Elem())
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"type": "object", "additionalProperties": vals}, nil
-	case reflect.Interface:
-		return map[string]any{}, nil
-	case reflect.Struct:
-		if t == reflect.TypeFor[json.RawMessage]() {
-			return map[string]any{}, nil
-		}
-		props := map[string]any{}
-		var required []string
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			ps, err := schemaOf(f.Type)
-			if err != nil {
-				return nil, err
-			}
-			if d := f.Tag.Get("jsonschema"); d != "" {
-				ps["description"] = d
-			}
-			if enum := f.Tag.Get("enum"); enum != "" {
-				var vals []any
-				for _, v := range strings.Split(enum, ",") {
-					vals = append(vals, v)
-				}
-				ps["enum"] = vals
-			}
-			props[name] = ps
-			optional := strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero") || f.Type.Kind() == reflect.Pointer
-			if !optional {
-				required = append(required, name)
-			}
-		}
-		s := map[string]any{"type": "object", "properties": props}
-		if len(required) > 0 {
-			s["required"] = required
-		}
-		return s, nil
+var rawMessage = reflect.TypeFor[json.RawMessage]()
+
+// derive is jsonschema-go's schema of t, made plain: nullable types
+// (pointers, slices, maps, which encoding/json also accepts as null) name
+// their one type, since optional is said by required, and `enum:"a,b"`
+// tags become enums. What the Go type enforces by itself (bounds of sized
+// integers, array lengths) is dropped: it is noise to a model and outside
+// the structured subset output schemas are held to.
+func derive(t reflect.Type) (*jsg.Schema, error) {
+	s, err := jsg.ForType(t, &jsg.ForOptions{TypeSchemas: map[reflect.Type]*jsg.Schema{rawMessage: {}}})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("unsupported field type %s", t)
+	plain(s, t)
+	return s, nil
+}
+
+func plain(s *jsg.Schema, t reflect.Type) {
+	if s == nil {
+		return
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	s.Minimum, s.Maximum, s.MinItems, s.MaxItems = nil, nil, nil, nil
+	var elem reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+		elem = t.Elem()
+	}
+	plain(s.Items, elem)
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Not == nil {
+		plain(s.AdditionalProperties, elem)
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		for _, p := range s.Properties {
+			plain(p, nil)
+		}
+		return
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		p := s.Properties[name]
+		if p == nil || f.Anonymous && f.Tag.Get("json") == "" {
+			continue
+		}
+		plain(p, f.Type)
+		if enum := f.Tag.Get("enum"); enum != "" {
+			p.Enum = nil
+			for _, v := range strings.Split(enum, ",") {
+				p.Enum = append(p.Enum, v)
+			}
+		}
+	}
 }
 
 func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	doc, err := objectSchema(params)
 	if err != nil {
-		return nil, fmt.Errorf("parameters schema is not JSON: %w", err)
+		return nil, err
 	}
-	obj, ok := doc.(map[string]any)
-	if !ok || obj["type"] != "object" {
-		return nil, fmt.Errorf(`parameters schema must be an object schema ("type": "object")`)
+	if bad := checkDeclared(doc); len(bad) > 0 {
+		return nil, fmt.Errorf("parameters schema: %s", strings.Join(bad, "; "))
 	}
 	c := jsonschema.NewCompiler()
 	url := "mem://tools/" + name + ".json"
@@ -125,19 +117,173 @@ func compileSchema(name string, params json.RawMessage) (*jsonschema.Schema, err
 	return c.Compile(url)
 }
 
+// checkRawSchema checks what the model is shown of a RawSchema tool: a JSON
+// object schema, no deeper than MaxSchemaDepth. It is not compiled.
+func checkRawSchema(params json.RawMessage) error {
+	_, err := objectSchema(params)
+	return err
+}
+
+func objectSchema(params json.RawMessage) (any, error) {
+	if jsonDepth(params) > MaxSchemaDepth {
+		return nil, fmt.Errorf("parameters schema nests deeper than %d levels", MaxSchemaDepth)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if err != nil {
+		return nil, fmt.Errorf("parameters schema is not JSON: %w", err)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok || obj["type"] != "object" {
+		return nil, fmt.Errorf(`parameters schema must be an object schema ("type": "object")`)
+	}
+	return doc, nil
+}
+
+// MaxSchemaDepth bounds how deeply a schema document may nest (objects and
+// arrays, so a property's schema is two levels below its parent's). The
+// compiler's cost grows faster than the depth: an MCP server that sends a
+// schema thousands of levels deep must get a clear error, not stall the
+// session. Real schemas stay far below it.
+const MaxSchemaDepth = 128
+
+// jsonDepth is how deeply a JSON text nests, found by one scan of its
+// bytes before anything decodes it (a decoder recurses once per level).
+func jsonDepth(b []byte) int {
+	d, most := 0, 0
+	in, esc := false, false
+	for _, c := range b {
+		switch {
+		case in:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+		case c == '"':
+			in = true
+		case c == '{' || c == '[':
+			d++
+			most = max(most, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return most
+}
+
+// checkDeclared lists what is wrong with a declared parameter schema beyond
+// what the compiler checks: enum or const
+// values that are not of the type the same schema declares (strings on a
+// number would make every call fail, or the model send the wrong type).
+func checkDeclared(doc any) []string {
+	var bad []string
+	var walk func(v any, ptr string)
+	walk = func(v any, ptr string) {
+		switch v := v.(type) {
+		case map[string]any:
+			if typ, ok := v["type"].(string); ok {
+				if list, ok := v["enum"].([]any); ok {
+					for _, e := range list {
+						if !isOfType(e, typ) {
+							bad = append(bad, fmt.Sprintf("%q: enum value %s is not %s", ptr+"/enum", jsonText(e), article(typ)))
+						}
+					}
+				}
+				if c, ok := v["const"]; ok && !isOfType(c, typ) {
+					bad = append(bad, fmt.Sprintf("%q: const value %s is not %s", ptr+"/const", jsonText(c), article(typ)))
+				}
+			}
+			keys := slices.Sorted(maps.Keys(v))
+			for _, k := range keys {
+				switch k {
+				case "enum", "const", "default", "examples":
+					continue // values, not schemas
+				}
+				walk(v[k], ptr+"/"+escapePointer(k))
+			}
+		case []any:
+			for i, e := range v {
+				walk(e, fmt.Sprintf("%s/%d", ptr, i))
+			}
+		}
+	}
+	walk(doc, "#")
+	return bad
+}
+
+// isOfType reports whether a decoded JSON value (numbers as json.Number)
+// is of JSON Schema type typ.
+func isOfType(v any, typ string) bool {
+	switch typ {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "null":
+		return v == nil
+	case "number":
+		_, ok := v.(json.Number)
+		return ok
+	case "integer":
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		f, err := n.Float64()
+		return err == nil && f == math.Trunc(f)
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	}
+	return false
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
 // Validate checks arguments against the parameter schema. The error, an
 // *Error with code INVALID_ARGS, lists every violation, path-qualified, so
 // the model can correct itself in one step.
+// A RawSchema tool is not validated: its arguments need only be a JSON object.
 func (d *Def) Validate(args json.RawMessage) error {
+	if d.schema == nil {
+		trimmed := bytes.TrimSpace(args)
+		if len(trimmed) > 0 && (!json.Valid(trimmed) || trimmed[0] != '{') {
+			return &Error{Code: CodeInvalidArgs, Message: "invalid arguments: must be a JSON object"}
+		}
+		return nil
+	}
+	if last := d.lastValid.Load(); last != nil && *last == string(args) {
+		return nil // the same arguments just passed (classified, then prepared)
+	}
+	raw := args
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
-		return &Error{Code: "INVALID_ARGS", Message: "invalid arguments: not valid JSON: " + err.Error()}
+		return &Error{Code: CodeInvalidArgs, Message: "invalid arguments: not valid JSON: " + err.Error()}
 	}
 	if msgs := violations(d.schema, v, "arguments"); msgs != nil {
-		return &Error{Code: "INVALID_ARGS", Message: "invalid arguments: " + strings.Join(msgs, "; ")}
+		return &Error{Code: CodeInvalidArgs, Message: "invalid arguments: " + strings.Join(msgs, "; ")}
+	}
+	if d.concurrencySafe != nil {
+		// Only a tool that classifies its calls validates them twice.
+		ok := string(raw)
+		d.lastValid.Store(&ok)
 	}
 	return nil
 }
@@ -154,7 +300,7 @@ func violations(sch *jsonschema.Schema, v any, root string) []string {
 		return []string{verr.Error()}
 	}
 	var msgs []string
-	collect(ve, root, &msgs)
+	collect(ve, v, root, &msgs)
 	// Sibling branches (allOf, nested causes) can report the same leaf twice.
 	slices.Sort(msgs)
 	return slices.Compact(msgs)
@@ -163,14 +309,14 @@ func violations(sch *jsonschema.Schema, v any, root string) []string {
 var printer = message.NewPrinter(language.English)
 
 // collect flattens a validation error tree into readable leaf messages.
-func collect(e *jsonschema.ValidationError, root string, out *[]string) {
+func collect(e *jsonschema.ValidationError, inst any, root string, out *[]string) {
 	if len(e.Causes) > 0 {
 		for _, c := range e.Causes {
-			collect(c, root, out)
+			collect(c, inst, root, out)
 		}
 		return
 	}
-	path := strings.Join(e.InstanceLocation, ".")
+	path := instancePath(inst, e.InstanceLocation)
 	subject := fmt.Sprintf("%q", path)
 	if path == "" {
 		subject = root
@@ -201,6 +347,34 @@ func collect(e *jsonschema.ValidationError, root string, out *[]string) {
 	default:
 		*out = append(*out, fmt.Sprintf("%s: %s", subject, e.ErrorKind.LocalizedString(printer)))
 	}
+}
+
+// instancePath names a location in the value the way the model writes it:
+// servers[1].host, not servers.1.host. The value is walked alongside the
+// location, so an object key that looks like a number stays a key.
+func instancePath(v any, loc []string) string {
+	var b strings.Builder
+	for _, seg := range loc {
+		if list, ok := v.([]any); ok {
+			b.WriteString("[" + seg + "]")
+			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(list) {
+				v = list[i]
+			} else {
+				v = nil
+			}
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+		if m, ok := v.(map[string]any); ok {
+			v = m[seg]
+		} else {
+			v = nil
+		}
+	}
+	return b.String()
 }
 
 func join(path, name string) string {

@@ -107,7 +107,7 @@ func TestRestrictRefusals(t *testing.T) {
 		want string
 	}{
 		{"empty", Restriction{}, "empty restriction"},
-		{"empty lists", Restriction{Allow: []string{}, Deny: []string{}}, "empty restriction"},
+		{"empty deny list", Restriction{Deny: []string{}}, "empty restriction"},
 		{"both", Restriction{Allow: []string{"a"}, Deny: []string{"b"}}, "either an allow list or a deny list"},
 		{"unknown", Restriction{Allow: []string{"a", "nope"}}, `"nope" is not a registered tool`},
 		{"reserved", Restriction{Deny: []string{"run_code"}}, `"run_code" is reserved`},
@@ -122,7 +122,7 @@ func TestRestrictRefusals(t *testing.T) {
 			}
 		})
 	}
-	if got := s.KnownNames(); !slices.Equal(got, []string{"a", "b", "mine"}) {
+	if got := visibleNames(s); !slices.Equal(got, []string{"a", "b", "mine"}) {
 		t.Fatalf("a refused restriction changed visibility: %v", got)
 	}
 }
@@ -142,7 +142,7 @@ func TestRestrictSemantics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.KnownNames(); !slices.Equal(got, []string{"a", "local"}) {
+	if got := visibleNames(s); !slices.Equal(got, []string{"a", "local"}) {
 		t.Fatalf("allow ∩ deny = %v", got)
 	}
 	// An allow list excludes a global registered later; the global view is unrestricted.
@@ -152,12 +152,12 @@ func TestRestrictSemantics(t *testing.T) {
 	}
 	liftAllow()
 	// A deny list admits a later global.
-	if got := s.KnownNames(); !slices.Equal(got, []string{"a", "c", "later", "local"}) {
+	if got := visibleNames(s); !slices.Equal(got, []string{"a", "c", "later", "local"}) {
 		t.Fatalf("after lifting allow: %v", got)
 	}
 	liftDeny()
 	liftDeny()
-	if got := s.KnownNames(); !slices.Equal(got, []string{"a", "b", "c", "later", "local"}) {
+	if got := visibleNames(s); !slices.Equal(got, []string{"a", "b", "c", "later", "local"}) {
 		t.Fatalf("after lifting both: %v", got)
 	}
 	// A local tool shadowing a restricted global stays visible: it bypasses masks.
@@ -185,7 +185,7 @@ func (m *model) visible() []string {
 		}
 		ok := true
 		for _, r := range m.masks {
-			if len(r.Allow) > 0 && !slices.Contains(r.Allow, g) || slices.Contains(r.Deny, g) {
+			if r.Allow != nil && !slices.Contains(r.Allow, g) || slices.Contains(r.Deny, g) {
 				ok = false
 			}
 		}
@@ -290,7 +290,7 @@ func TestRestrictionAlgebraProperties(t *testing.T) {
 				}
 			}
 			want := m.visible()
-			if got := s.KnownNames(); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			if got := visibleNames(s); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
 				t.Fatalf("seed %d step %d: scope sees %v, model %v", seed, step, got, want)
 			}
 			checkAgreement(t, s, universe)
@@ -316,11 +316,20 @@ func TestRestrictionAlgebraProperties(t *testing.T) {
 				goto next
 			}
 		}
-		if a, b := s.KnownNames(), s2.KnownNames(); !slices.Equal(a, b) {
+		if a, b := visibleNames(s), visibleNames(s2); !slices.Equal(a, b) {
 			t.Fatalf("seed %d: mask order matters: %v vs %v", seed, a, b)
 		}
 	next:
 	}
+}
+
+// visibleNames is what the scope sees now, restrictions applied.
+func visibleNames(s *Scope) []string {
+	var out []string
+	for _, d := range s.Visible() {
+		out = append(out, d.Name)
+	}
+	return out
 }
 
 func checkAgreement(t *testing.T, s *Scope, universe []string) {
@@ -398,9 +407,10 @@ func TestModesAndReservedCodeTool(t *testing.T) {
 		runCodeSeen bool
 	}{
 		{Native, []string{"read"}, []string{"read"}, "", false},
-		{Code, []string{"run_code"}, []string{"read", "run_code"},
+		// KnownNames never lists run_code: it is the universe restrictions name.
+		{Code, []string{"run_code"}, []string{"read"},
 			"only `run_code` is callable directly — call `read` from inside a `run_code` program instead", true},
-		{Both, []string{"read", "run_code"}, []string{"read", "run_code"}, "", true},
+		{Both, []string{"read", "run_code"}, []string{"read"}, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mode), func(t *testing.T) {
@@ -547,19 +557,42 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 }
 
+// TestStructuredSubset states the seed's rule: the structured-output subset
+// rejects loud. Everything outside it is refused with UNSUPPORTED_SCHEMA,
+// and one message lists every violation, each at its JSON pointer.
 func TestStructuredSubset(t *testing.T) {
 	tests := []struct {
 		name, schema, want string
 	}{
-		{"supported", `{"type":"object","title":"T","description":"d","properties":{"a":{"type":["string","null"],"enum":["x",null]},"b":{"type":"array","items":{"const":1}},"c":{"type":"object","additionalProperties":{"type":"integer"}},"d":true},"required":["a"],"additionalProperties":false,"examples":[{}]}`, ""},
+		{"supported", `{"type":"object","title":"T","description":"d","properties":{"a":{"type":"string","enum":["x","y"]},"b":{"type":"array","items":{"const":1}},"c":{"type":"object","additionalProperties":true},"d":true,"e":{"type":"integer","enum":[1,2]},"f":{"type":"null","const":null}},"required":["a"],"additionalProperties":false,"examples":[{}]}`, ""},
 		{"not object-rooted", `{"type":"string"}`, `unsupported schema: "#": the root must be an object schema ("type": "object")`},
 		{"not JSON", `{`, "unsupported schema: not valid JSON"},
-		{"every violation listed", `{"type":"object","oneOf":[],"properties":{"a":{"type":"string","pattern":"x","minLength":1},"b/c":{"type":"float"}},"$ref":"#"}`,
-			`unsupported schema: "#": keyword "$ref" is not supported; "#": keyword "oneOf" is not supported; "#/properties/a": keyword "minLength" is not supported; "#/properties/a": keyword "pattern" is not supported; "#/properties/b~1c/type": unknown type "float"`},
-		{"bad shapes", `{"type":"object","properties":[],"required":[1],"enum":[],"items":3}`,
-			`unsupported schema: "#/enum": must be a non-empty array; "#/items": a schema must be an object or a boolean; "#/properties": must be an object of schemas; "#/required": must be an array of property names`},
-		{"bad type forms", `{"type":"object","properties":{"a":{"type":[]},"b":{"type":3},"c":{"type":["string",1]}}}`,
-			`unsupported schema: "#/properties/a/type": must name at least one type; "#/properties/b/type": must be a type name or an array of them; "#/properties/c/type": unknown type 1`},
+		{"type array", `{"type":"object","properties":{"a":{"type":["string","null"]}}}`,
+			`unsupported schema: "#/properties/a/type": type arrays are not supported; name one type`},
+		{"items on an object", `{"type":"object","items":{"type":"string"}}`,
+			`unsupported schema: "#": keyword "items" needs "type": "array"`},
+		{"properties on an array", `{"type":"object","properties":{"a":{"type":"array","properties":{}}}}`,
+			`unsupported schema: "#/properties/a": keyword "properties" needs "type": "object"`},
+		{"enum without a type", `{"type":"object","properties":{"a":{"enum":["x"]}}}`,
+			`unsupported schema: "#/properties/a": keyword "enum" needs a "type"`},
+		{"required names an undeclared property", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"]}`,
+			`unsupported schema: "#/required": "b" is required but not a declared property`},
+		{"schema-valued additionalProperties", `{"type":"object","additionalProperties":{"type":"integer"}}`,
+			`unsupported schema: "#/additionalProperties": must be true or false (a schema for extra properties is not supported)`},
+		{"enum value of another type", `{"type":"object","properties":{"n":{"type":"number","enum":["1",2]}}}`,
+			`unsupported schema: "#/properties/n/enum/0": "1" is not a number`},
+		{"enum value not a scalar", `{"type":"object","properties":{"n":{"type":"object","enum":[{}]}}}`,
+			`unsupported schema: "#/properties/n/enum/0": {} is not a scalar (string, number, boolean or null)`},
+		{"const of another type", `{"type":"object","properties":{"n":{"type":"integer","const":1.5}}}`,
+			`unsupported schema: "#/properties/n/const": 1.5 is not an integer`},
+		{"every violation listed", `{"type":"object","oneOf":[],"properties":{"a":{"type":"string","pattern":"x","minLength":1},"b/c":{"type":"float"},"d":{"type":["string"],"enum":["x"]}},"required":["z"],"$ref":"#"}`,
+			`unsupported schema: "#": keyword "$ref" is not supported; "#": keyword "oneOf" is not supported; "#/properties/a": keyword "minLength" is not supported; "#/properties/a": keyword "pattern" is not supported; "#/properties/b~1c/type": unknown type "float"; "#/properties/d": keyword "enum" needs a "type"; "#/properties/d/type": type arrays are not supported; name one type; "#/required": "z" is required but not a declared property`},
+		{"bad shapes", `{"type":"object","properties":[],"required":[1],"enum":[]}`,
+			`unsupported schema: "#/enum": must be a non-empty array; "#/properties": must be an object of schemas; "#/required": must be an array of property names`},
+		{"bad type forms", `{"type":"object","properties":{"b":{"type":3},"c":{"type":"array","items":3}}}`,
+			`unsupported schema: "#/properties/b/type": must be a type name; "#/properties/c/items": a schema must be an object or a boolean`},
+		{"too deep", `{"type":"object","properties":{"a":` + strings.Repeat(`{"type":"object","properties":{"a":`, 100) + `{}` + strings.Repeat(`}}`, 100) + `}}`,
+			`unsupported schema: it nests deeper than 128 levels`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -583,7 +616,7 @@ func TestStructuredSubset(t *testing.T) {
 
 func TestStructuredValidate(t *testing.T) {
 	s, err := CompileStructured(json.RawMessage(`{"type":"object","additionalProperties":false,
-		"properties":{"name":{"type":"string"},"kind":{"enum":["a","b"]},"v":{"const":2},
+		"properties":{"name":{"type":"string"},"kind":{"type":"string","enum":["a","b"]},"v":{"const":2},
 		"items":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}}},
 		"required":["name"]}`))
 	if err != nil {
@@ -594,7 +627,7 @@ func TestStructuredValidate(t *testing.T) {
 		{`{"name":3}`, `invalid value: "name" must be a string`},
 		{`[]`, `invalid value: value must be an object`},
 		{`{"kind":"c","v":1,"extra":0,"items":[{"id":"x"},{}]}`,
-			`invalid value: "extra" is not a declared property (additionalProperties: false); "items.0.id" must be an integer; "kind" must be one of ["a","b"]; "v" must be 2; missing required property "items.1.id"; missing required property "name"`},
+			`invalid value: "extra" is not a declared property (additionalProperties: false); "items[0].id" must be an integer; "kind" must be one of ["a","b"]; "v" must be 2; missing required property "items[1].id"; missing required property "name"`},
 		{`{`, "invalid value: not valid JSON"},
 	}
 	for _, tt := range tests {

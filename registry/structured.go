@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -46,9 +47,12 @@ func CompileStructured(raw json.RawMessage) (*Structured, error) {
 }
 
 func compileSubset(raw json.RawMessage, objectRoot bool) (*Structured, error) {
+	if jsonDepth(raw) > MaxSchemaDepth {
+		return nil, &Error{Code: CodeUnsupportedSchema, Message: fmt.Sprintf("unsupported schema: it nests deeper than %d levels", MaxSchemaDepth)}
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, &Error{Code: "UNSUPPORTED_SCHEMA", Message: "unsupported schema: not valid JSON: " + err.Error()}
+		return nil, &Error{Code: CodeUnsupportedSchema, Message: "unsupported schema: not valid JSON: " + err.Error()}
 	}
 	var bad []string
 	checkSubset(doc, "#", &bad)
@@ -58,23 +62,24 @@ func compileSubset(raw json.RawMessage, objectRoot bool) (*Structured, error) {
 		}
 	}
 	if len(bad) > 0 {
-		return nil, &Error{Code: "UNSUPPORTED_SCHEMA", Message: "unsupported schema: " + strings.Join(bad, "; ")}
+		return nil, &Error{Code: CodeUnsupportedSchema, Message: "unsupported schema: " + strings.Join(bad, "; ")}
 	}
 	c := jsonschema.NewCompiler()
 	url := fmt.Sprintf("mem://structured/%d.json", structuredSeq.Add(1))
 	if err := c.AddResource(url, doc); err != nil {
-		return nil, &Error{Code: "UNSUPPORTED_SCHEMA", Message: "unsupported schema: " + err.Error()}
+		return nil, &Error{Code: CodeUnsupportedSchema, Message: "unsupported schema: " + err.Error()}
 	}
 	sch, err := c.Compile(url)
 	if err != nil {
-		return nil, &Error{Code: "UNSUPPORTED_SCHEMA", Message: "unsupported schema: " + err.Error()}
+		return nil, &Error{Code: CodeUnsupportedSchema, Message: "unsupported schema: " + err.Error()}
 	}
 	return &Structured{raw: bytes.Clone(raw), sch: sch}, nil
 }
 
 var structuredSeq atomic.Int64
 
-// checkSubset appends one message per violation below ptr.
+// checkSubset appends one message per violation below ptr. It recurses
+// only as deep as the document nests, which compileSubset bounds first.
 func checkSubset(node any, ptr string, bad *[]string) {
 	if _, ok := node.(bool); ok {
 		return // true / false schemas are plain JSON Schema and render fine
@@ -84,11 +89,15 @@ func checkSubset(node any, ptr string, bad *[]string) {
 		*bad = append(*bad, fmt.Sprintf("%q: a schema must be an object or a boolean", ptr))
 		return
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	typ, _ := m["type"].(string)
+	// needs says a keyword belongs to one type: on a schema of another type
+	// (or of none) it constrains nothing, which is a mistake to say loud.
+	needs := func(k, want string) {
+		if typ != want {
+			*bad = append(*bad, fmt.Sprintf("%q: keyword %q needs \"type\": %q", ptr, k, want))
+		}
 	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	for _, k := range keys {
 		v := m[k]
 		at := ptr + "/" + escapePointer(k)
@@ -99,41 +108,86 @@ func checkSubset(node any, ptr string, bad *[]string) {
 		case k == "type":
 			checkType(v, at, bad)
 		case k == "properties":
+			needs(k, "object")
 			props, ok := v.(map[string]any)
 			if !ok {
 				*bad = append(*bad, fmt.Sprintf("%q: must be an object of schemas", at))
 				continue
 			}
-			names := make([]string, 0, len(props))
-			for n := range props {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			for _, n := range names {
+			for _, n := range slices.Sorted(maps.Keys(props)) {
 				checkSubset(props[n], at+"/"+escapePointer(n), bad)
 			}
 		case k == "required":
+			needs(k, "object")
 			list, ok := v.([]any)
 			if !ok {
 				*bad = append(*bad, fmt.Sprintf("%q: must be an array of property names", at))
 				continue
 			}
+			props, _ := m["properties"].(map[string]any)
 			for _, n := range list {
-				if _, ok := n.(string); !ok {
+				name, ok := n.(string)
+				if !ok {
 					*bad = append(*bad, fmt.Sprintf("%q: must be an array of property names", at))
 					break
 				}
+				if _, declared := props[name]; !declared {
+					*bad = append(*bad, fmt.Sprintf("%q: %q is required but not a declared property", at, name))
+				}
 			}
-		case k == "additionalProperties", k == "items":
+		case k == "additionalProperties":
+			needs(k, "object")
+			if _, ok := v.(bool); !ok {
+				*bad = append(*bad, fmt.Sprintf("%q: must be true or false (a schema for extra properties is not supported)", at))
+			}
+		case k == "items":
+			needs(k, "array")
 			checkSubset(v, at, bad)
 		case k == "enum":
-			if list, ok := v.([]any); !ok || len(list) == 0 {
+			list, ok := v.([]any)
+			if !ok || len(list) == 0 {
 				*bad = append(*bad, fmt.Sprintf("%q: must be a non-empty array", at))
+				continue
+			}
+			if typ == "" {
+				*bad = append(*bad, fmt.Sprintf("%q: keyword \"enum\" needs a \"type\"", ptr))
+				continue
+			}
+			for i, e := range list {
+				checkScalar(e, typ, fmt.Sprintf("%s/%d", at, i), bad)
+			}
+		case k == "const":
+			if typ != "" {
+				checkScalar(v, typ, at, bad)
+			} else if !isScalar(v) {
+				*bad = append(*bad, fmt.Sprintf("%q: must be a string, number, boolean or null", at))
 			}
 		}
 	}
 }
 
+// checkScalar refuses an enum or const value that is not a scalar of the
+// declared type: a structured-output provider could never produce it.
+func checkScalar(v any, typ, at string, bad *[]string) {
+	if !isScalar(v) {
+		*bad = append(*bad, fmt.Sprintf("%q: %s is not a scalar (string, number, boolean or null)", at, jsonText(v)))
+		return
+	}
+	if jsonTypes[typ] && !isOfType(v, typ) {
+		*bad = append(*bad, fmt.Sprintf("%q: %s is not %s", at, jsonText(v), article(typ)))
+	}
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, json.Number:
+		return true
+	}
+	return false
+}
+
+// checkType accepts one type name: type arrays are outside the subset (a
+// nullable value is an optional property instead).
 func checkType(v any, at string, bad *[]string) {
 	switch t := v.(type) {
 	case string:
@@ -141,16 +195,9 @@ func checkType(v any, at string, bad *[]string) {
 			*bad = append(*bad, fmt.Sprintf("%q: unknown type %q", at, t))
 		}
 	case []any:
-		if len(t) == 0 {
-			*bad = append(*bad, fmt.Sprintf("%q: must name at least one type", at))
-		}
-		for _, e := range t {
-			if s, ok := e.(string); !ok || !jsonTypes[s] {
-				*bad = append(*bad, fmt.Sprintf("%q: unknown type %v", at, e))
-			}
-		}
+		*bad = append(*bad, fmt.Sprintf("%q: type arrays are not supported; name one type", at))
 	default:
-		*bad = append(*bad, fmt.Sprintf("%q: must be a type name or an array of them", at))
+		*bad = append(*bad, fmt.Sprintf("%q: must be a type name", at))
 	}
 }
 
@@ -166,9 +213,9 @@ func (s *Structured) Schema() json.RawMessage { return s.raw }
 func (s *Structured) Validate(value json.RawMessage) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(value))
 	if err != nil {
-		return &Error{Code: "INVALID_VALUE", Message: "invalid value: not valid JSON: " + err.Error()}
+		return &Error{Code: CodeInvalidValue, Message: "invalid value: not valid JSON: " + err.Error()}
 	}
-	return s.validate(v, "value", "INVALID_VALUE")
+	return s.validate(v, "value", CodeInvalidValue)
 }
 
 func (s *Structured) validate(v any, root, code string) error {

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync/atomic"
 	"time"
 
+	jsg "github.com/google/jsonschema-go/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -17,9 +19,18 @@ import (
 type Tool[In, Out any] struct {
 	Name        string
 	Description string
-	// Parameters is the JSON Schema of In. Nil: derived from In's struct
-	// tags (json names, `jsonschema:"description"`, omitempty = optional).
+	// Parameters is the JSON Schema of In. Nil: derived from In with
+	// jsonschema-go (json names, `jsonschema:"description"` tags, omitempty
+	// or omitzero = optional, structs closed), `enum:"a,b"` tags added, then
+	// Schema applied. Prefer deriving: a declared schema can drift from In.
 	Parameters json.RawMessage
+	// Schema adjusts the derived parameter schema where the Go type cannot
+	// say enough (a minimum, a minLength). Ignored when Parameters is set.
+	Schema func(s *jsg.Schema)
+	// RawSchema marks Parameters as someone else's schema, shown to the
+	// model as is and not validated here: an MCP server validates its own
+	// input, and its schema may use what this harness does not compile.
+	RawSchema bool
 	// Output is the JSON Schema of the value Run returns, within the
 	// structured schema subset (see CompileStructured, without the object
 	// root). Nil: derived from Out. A declared schema is checked against
@@ -54,6 +65,25 @@ type Tool[In, Out any] struct {
 	// It may read the call (cwd, roots) but must not do I/O beyond stat-ing
 	// paths: it runs before the call is allowed to do anything.
 	Permission func(c *Call, in In) *Permission
+
+	// Facts say what the tool is; policy (plan mode, accept-edits) reads
+	// them, never the card a presenter draws.
+	Facts Facts
+}
+
+// Facts are what a tool declares about every call of it, the way MCP
+// tools carry readOnlyHint. The zero value claims nothing: the tool may
+// change anything.
+type Facts struct {
+	// ReadOnly: a call only looks (reads, searches, plans); it changes
+	// neither files nor anything outside the session.
+	ReadOnly bool
+	// Edits: a call changes files in the workspace, and nothing else (no
+	// commands run): what accept-edits lets through.
+	Edits bool
+	// Kind is the ACP tool kind of its calls (read, edit, delete, move,
+	// search, execute, think, fetch, other); "" for other.
+	Kind string
 }
 
 // Permission is a tool's request for the user's approval of one call.
@@ -77,8 +107,17 @@ type Def struct {
 	Output      json.RawMessage
 	Timeout     time.Duration
 	Retry       RetryPolicy
+	Facts       Facts
 
-	schema          *jsonschema.Schema
+	schema *jsonschema.Schema // nil: not validated here (RawSchema)
+	// lastValid is the last argument text that passed Validate: a call is
+	// validated when it is classified and again when it is prepared, and
+	// the verdict is a pure function of the text.
+	lastValid atomic.Pointer[string]
+	// log receives contained presenter panics: the Logger of the registry
+	// the tool was first registered with; none, discarded.
+	log             atomic.Pointer[slog.Logger]
+	normalize       func(args json.RawMessage, value any) (Result, error)
 	finalize        func(c *Call, r Result) []Content
 	run             func(ctx context.Context, c *Call) (Result, error)
 	presentCall     func(args json.RawMessage) View
@@ -127,13 +166,22 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	}
 	params := t.Parameters
 	if params == nil {
+		if t.RawSchema {
+			return nil, fmt.Errorf("registry: tool %q: RawSchema needs Parameters", t.Name)
+		}
 		var err error
-		params, err = SchemaFor(reflect.TypeFor[In]())
+		params, err = deriveParameters(reflect.TypeFor[In](), t.Schema)
 		if err != nil {
 			return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
 		}
 	}
-	sch, err := compileSchema(t.Name, params)
+	var sch *jsonschema.Schema
+	var err error
+	if t.RawSchema {
+		err = checkRawSchema(params)
+	} else {
+		sch, err = compileSchema(t.Name, params)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
 	}
@@ -157,20 +205,12 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 			return []Content{Text(string(b))}
 		}
 	}
-	d := &Def{Name: t.Name, Description: t.Description, Parameters: params, Output: output,
-		Timeout: t.Timeout, Retry: t.Retry, schema: sch, finalize: t.Finalize}
-	d.run = func(ctx context.Context, c *Call) (Result, error) {
-		in, err := decode[In](c.Args)
-		if err != nil {
-			return ErrorResult("INVALID_ARGS", "invalid arguments: "+err.Error()), nil
-		}
-		out, err := t.Run(ctx, c, in)
-		if err != nil {
-			return Result{}, err
-		}
+	// finish turns a value into a result: checked against the output
+	// schema, rendered, with its display meta.
+	finish := func(in In, out Out) (Result, error) {
 		if outSchema != nil {
 			if err := outSchema.check(out); err != nil {
-				return Result{}, fmt.Errorf("tool %q: %w", t.Name, err)
+				return Result{}, err
 			}
 		}
 		r := Result{Content: render(in, out), Value: out}
@@ -178,12 +218,59 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 			if m := t.Meta(in, out); m != nil {
 				b, err := json.Marshal(m)
 				if err != nil {
-					return Result{}, fmt.Errorf("tool %q: display meta: %w", t.Name, err)
+					return Result{}, Errorf(CodeInvalidToolOutput, fmt.Sprintf("tool %q: display meta is not JSON: %v", t.Name, err))
 				}
 				r.Meta = b
 			}
 		}
 		return r, nil
+	}
+	d := &Def{Name: t.Name, Description: t.Description, Parameters: params, Output: output,
+		Timeout: t.Timeout, Retry: t.Retry, Facts: t.Facts, schema: sch, finalize: t.Finalize}
+	d.run = func(ctx context.Context, c *Call) (Result, error) {
+		in, err := decode[In](c.Args)
+		if err != nil {
+			return ErrorResult(CodeInvalidArgs, "invalid arguments: "+err.Error()), nil
+		}
+		out, err := t.Run(ctx, c, in)
+		if err != nil {
+			// A body that failed part way (a cancelled command) may still
+			// have display data: what it printed before it stopped is
+			// stored, so a replay shows what the live card showed.
+			var r Result
+			if t.Meta != nil {
+				if m := t.Meta(in, out); m != nil {
+					r.Meta, _ = json.Marshal(m)
+				}
+			}
+			return r, err
+		}
+		r, err := finish(in, out)
+		if err != nil {
+			return Result{}, fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		return r, nil
+	}
+	d.normalize = func(args json.RawMessage, value any) (Result, error) {
+		in, err := decode[In](args)
+		if err != nil {
+			return Result{}, Errorf(CodeInvalidArgs, "invalid arguments: "+err.Error())
+		}
+		out, ok := value.(Out)
+		if !ok {
+			// A value of another Go type (a cached result, a policy's
+			// replacement built as a map) must still be an Out.
+			b, err := json.Marshal(value)
+			if err != nil {
+				return Result{}, Errorf(CodeInvalidOutput, fmt.Sprintf("invalid output: tool %q: the value is not JSON: %v", t.Name, err))
+			}
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&out); err != nil {
+				return Result{}, Errorf(CodeInvalidOutput, fmt.Sprintf("invalid output: tool %q: the value does not fit the tool's output type: %v", t.Name, err))
+			}
+		}
+		return finish(in, out)
 	}
 	// Presenters validate softly: arguments that fail the schema (a model's
 	// bad call, an old log) give no view, never an error.
@@ -206,12 +293,11 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		}
 	}
 	if t.ConcurrencySafe != nil {
-		// Not checked against the schema: it runs for every call of a batch,
-		// and a call with bad arguments fails validation before it dispatches
-		// whichever way it was classified.
+		// A call with invalid arguments is exclusive, the defensive default:
+		// it fails validation anyway, and nothing is known about it.
 		d.concurrencySafe = func(args json.RawMessage) bool {
 			in, err := decode[In](args)
-			return err == nil && t.ConcurrencySafe(in)
+			return err == nil && d.Validate(args) == nil && t.ConcurrencySafe(in)
 		}
 	}
 	if t.Permission != nil {
@@ -259,11 +345,20 @@ func (d *Def) PresentCall(args json.RawMessage) (v View) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			slog.Default().Warn("presentCall panicked", "tool", d.Name, "panic", r)
+			d.logger().Warn("presentCall panicked", "tool", d.Name, "panic", r)
 			v = nil
 		}
 	}()
 	return d.presentCall(args)
+}
+
+var discard = slog.New(slog.DiscardHandler)
+
+func (d *Def) logger() *slog.Logger {
+	if l := d.log.Load(); l != nil {
+		return l
+	}
+	return discard
 }
 
 // PresentResult returns the tool's view of a result, or nil (see PresentCall).
@@ -273,7 +368,7 @@ func (d *Def) PresentResult(args json.RawMessage, r Result) (v View) {
 	}
 	defer func() {
 		if rec := recover(); rec != nil {
-			slog.Default().Warn("presentResult panicked", "tool", d.Name, "panic", rec)
+			d.logger().Warn("presentResult panicked", "tool", d.Name, "panic", rec)
 			v = nil
 		}
 	}()
@@ -295,13 +390,26 @@ func (d *Def) ConcurrencySafe(args json.RawMessage) (ok bool) {
 }
 
 // Finalize returns r with the tool's final content adjustment applied. A
-// tool without one returns r unchanged. The pipeline recovers a panic here.
+// tool without one, or a finalize that returns nil, leaves the content as
+// it is. The pipeline recovers a panic here.
 func (d *Def) Finalize(c *Call, r Result) Result {
 	if d.finalize == nil {
 		return r
 	}
-	r.Content = d.finalize(c, r)
+	if content := d.finalize(c, r); content != nil {
+		r.Content = content
+	}
 	return r
+}
+
+// Normalize makes a result from a value that did not come out of this
+// call's body (a post-execute replacement, a middleware's cached result):
+// the value is checked against the output schema and converted to the
+// tool's output type, then the content and meta are rendered from it, for
+// the call's arguments. The error is an *Error (INVALID_OUTPUT,
+// INVALID_TOOL_OUTPUT).
+func (d *Def) Normalize(args json.RawMessage, value any) (Result, error) {
+	return d.normalize(args, value)
 }
 
 // Permission returns the tool's approval request for this call, or nil when

@@ -49,7 +49,7 @@ func TestDefineRefusesUnsupportedParameterTypes(t *testing.T) {
 		C chan int `json:"c"`
 	}
 	_, err := Define(Tool[bad, string]{Name: "x", Run: func(context.Context, *Call, bad) (string, error) { return "", nil }})
-	if err == nil || !strings.Contains(err.Error(), "unsupported field type") {
+	if err == nil || !strings.Contains(err.Error(), "chan int is unsupported") {
 		t.Fatalf("err = %v", err)
 	}
 	_, err = Define(Tool[int, string]{Name: "x", Run: func(context.Context, *Call, int) (string, error) { return "", nil }})
@@ -73,14 +73,18 @@ func TestSchemaForDerivesFromTags(t *testing.T) {
 		Skip  string            `json:"-"`
 		plain string            //lint:ignore U1000 an unexported field the schema must skip
 	}
-	raw, err := SchemaFor(jsonType[in]())
+	d, err := Define(Tool[in, string]{Name: "x", Run: func(context.Context, *Call, in) (string, error) { return "", nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"properties":{"any":{},"env":{"additionalProperties":{"type":"string"},"type":"object"},` +
-		`"mode":{"enum":["r","w"],"type":"string"},"opt":{"type":"integer"},"path":{"description":"the file","type":"string"},` +
-		`"sub":{"properties":{"n":{"type":"number"}},"required":["n"],"type":"object"},"tags":{"items":{"type":"string"},"type":"array"}},` +
-		`"required":["path","sub"],"type":"object"}`
+	raw := d.Parameters
+	// jsonschema-go's derivation: structs closed, fields in declaration
+	// order, a pointer required unless omitempty; nullable types name their
+	// one type, and enum tags are added.
+	want := `{"type":"object","properties":{"path":{"type":"string","description":"the file"},"mode":{"type":"string","enum":["r","w"]},` +
+		`"tags":{"type":"array","items":{"type":"string"}},"opt":{"type":"integer"},` +
+		`"sub":{"type":"object","properties":{"n":{"type":"number"}},"required":["n"],"additionalProperties":false},` +
+		`"env":{"type":"object","additionalProperties":{"type":"string"}},"any":true},"required":["path","opt","sub"],"additionalProperties":false}`
 	if string(raw) != want {
 		t.Fatalf("schema\n got %s\nwant %s", raw, want)
 	}
@@ -116,7 +120,7 @@ func TestValidateListsEveryViolation(t *testing.T) {
 		{"enum", `{"x":"s","mode":"c"}`, `invalid arguments: "mode" must be one of ["a","b"]`},
 		{"const", `{"x":"s","kind":"j"}`, `invalid arguments: "kind" must be "k"`},
 		{"undeclared", `{"x":"s","y":1}`, `invalid arguments: "y" is not a declared property (additionalProperties: false)`},
-		{"array item", `{"x":"s","list":[1,"two"]}`, `invalid arguments: "list.1" must be an integer`},
+		{"array item", `{"x":"s","list":[1,"two"]}`, `invalid arguments: "list[1]" must be an integer`},
 		{"other keyword", `{"x":"s","a":{"need":1,"c":0}}`, `invalid arguments: "a.c": minimum: got 0, want 1`},
 		{"all at once", `{"x":1,"mode":"c","y":true,"a":{"b":2}}`,
 			`invalid arguments: "a.b" must be a string; "mode" must be one of ["a","b"]; "x" must be a string; "y" is not a declared property (additionalProperties: false); missing required property "a.need"`},
@@ -160,7 +164,7 @@ func TestRunRendersValueAndMeta(t *testing.T) {
 	if r.Text() != `{"n":3}` || string(r.Meta) != `{"len":3}` || r.Value.(out).N != 3 {
 		t.Fatalf("result = %+v", r)
 	}
-	if string(d.Output) != `{"properties":{"n":{"type":"integer"}},"required":["n"],"type":"object"}` {
+	if string(d.Output) != `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}` {
 		t.Fatalf("derived output schema = %s", d.Output)
 	}
 }
@@ -177,7 +181,7 @@ func TestOutputIsValidated(t *testing.T) {
 	}{
 		{"declared schema, bad value", func() (*Def, error) {
 			return Define(Tool[echoIn, map[string]any]{Name: "d",
-				Output: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n","m"]}`),
+				Output: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"m":{"type":"string"}},"required":["n","m"]}`),
 				Run: func(context.Context, *Call, echoIn) (map[string]any, error) {
 					return map[string]any{"n": "x"}, nil
 				}})
@@ -194,7 +198,7 @@ func TestOutputIsValidated(t *testing.T) {
 				Run: func(context.Context, *Call, echoIn) (status, error) { return status{State: "maybe"}, nil }})
 		}, "INVALID_OUTPUT", `invalid output: "state" must be one of ["ok","failed"]`},
 		{"scalar output", func() (*Def, error) {
-			return Define(Tool[echoIn, string]{Name: "d", Output: json.RawMessage(`{"enum":["yes"]}`),
+			return Define(Tool[echoIn, string]{Name: "d", Output: json.RawMessage(`{"type":"string","enum":["yes"]}`),
 				Run: func(context.Context, *Call, echoIn) (string, error) { return "no", nil }})
 		}, "INVALID_OUTPUT", `invalid output: output must be one of ["yes"]`},
 	}
@@ -271,5 +275,3 @@ func TestPresentersAreSoftAndContained(t *testing.T) {
 		t.Error("a nil Def must present nothing")
 	}
 }
-
-func jsonType[T any]() reflect.Type { return reflect.TypeFor[T]() }

@@ -29,6 +29,10 @@ func (Title) EventType() string            { return TypeTitle }
 func (Usage) EventType() string            { return TypeUsage }
 func (ContextReset) EventType() string     { return TypeContextReset }
 func (Grant) EventType() string            { return TypeGrant }
+func (SystemPrompt) EventType() string     { return TypeSystemPrompt }
+func (Compaction) EventType() string       { return TypeCompaction }
+func (CompactionChunk) EventType() string  { return TypeCompactionChunk }
+func (Prune) EventType() string            { return TypePrune }
 
 func (UserMessage) sealed()      {}
 func (UserContext) sealed()      {}
@@ -48,6 +52,10 @@ func (Title) sealed()            {}
 func (Usage) sealed()            {}
 func (ContextReset) sealed()     {}
 func (Grant) sealed()            {}
+func (SystemPrompt) sealed()     {}
+func (Compaction) sealed()       {}
+func (CompactionChunk) sealed()  {}
+func (Prune) sealed()            {}
 
 // decoders read the payload of each event type a log may hold. A new
 // persisted event type goes here (TestEveryEventTypeIsKnown fails until it
@@ -69,6 +77,10 @@ var decoders = map[string]func([]byte) (Payload, error){
 	TypeUsage:            decode[Usage],
 	TypeContextReset:     decode[ContextReset],
 	TypeGrant:            decode[Grant],
+	TypeSystemPrompt:     decode[SystemPrompt],
+	TypeCompaction:       decode[Compaction],
+	TypeCompactionChunk:  decode[CompactionChunk],
+	TypePrune:            decode[Prune],
 }
 
 func decode[T Payload](data []byte) (Payload, error) {

@@ -110,6 +110,9 @@ type TurnStart struct {
 type TurnEnd struct {
 	Turn       int    `json:"turn"`
 	StopReason string `json:"stopReason"`
+	// Error is why the turn failed (session/prompt answered with an error,
+	// so there is no stop reason to send); "" for a turn that ended.
+	Error string `json:"error,omitempty"`
 }
 
 // Transient reports whether events of this type are never persisted.

@@ -76,7 +76,7 @@ func (st *Store) summary(name string, fi os.FileInfo) (Info, error) {
 		return c.info, c.err
 	}
 	p := filepath.Join(st.dir, name)
-	h, evs, _, err := readFile(p)
+	h, evs, _, err := readFileOf(p, func(typ string) bool { return typ == TypeTitle || typ == TypeUserMessage })
 	var info Info
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {

@@ -282,7 +282,12 @@ func (st *Store) writer(f *os.File, path, id string) *writer {
 
 // readFile reads and checks a whole log. good is the length of the part that
 // was used: everything but a torn last line.
-func readFile(p string) (Header, []Event, int64, error) {
+func readFile(p string) (Header, []Event, int64, error) { return readFileOf(p, nil) }
+
+// readFileOf is readFile decoding only the payloads of the types decode
+// wants (nil: all); the other events keep a nil Payload. Listing needs the
+// titles, not the whole of every session.
+func readFileOf(p string, decode func(typ string) bool) (Header, []Event, int64, error) {
 	data, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, iofs.ErrNotExist) {
@@ -290,7 +295,7 @@ func readFile(p string) (Header, []Event, int64, error) {
 		}
 		return Header{}, nil, 0, fmt.Errorf("session store: %w", err)
 	}
-	return Parse(p, data)
+	return parse(p, data, decode)
 }
 
 // Parse reads a log's bytes: the header line, then one event per line with
@@ -300,6 +305,10 @@ func readFile(p string) (Header, []Event, int64, error) {
 // event type this build does not know an *UnknownTypeError. name is used in
 // errors only.
 func Parse(name string, data []byte) (h Header, evs []Event, good int64, err error) {
+	return parse(name, data, nil)
+}
+
+func parse(name string, data []byte, decode func(typ string) bool) (h Header, evs []Event, good int64, err error) {
 	line, rest, complete := cutLine(data)
 	if !complete {
 		return h, nil, 0, &CorruptError{Path: name, Reason: "no complete header line (the file is empty or was cut while being created)"}
@@ -340,7 +349,10 @@ func Parse(name string, data []byte) (h Header, evs []Event, good int64, err err
 		case len(l.Data) == 0:
 			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d has no data", l.Seq)}
 		}
-		p, err := decodePayload(l.Type, l.Data)
+		var p Payload
+		if decode == nil || decode(l.Type) {
+			p, err = decodePayload(l.Type, l.Data)
+		}
 		if err != nil {
 			if len(rest) == 0 {
 				break // torn last line

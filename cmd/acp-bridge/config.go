@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,9 +40,17 @@ type config struct {
 	imagesSet         bool
 	retries           int
 	streamIdleTimeout time.Duration
+	// compactAt is the share of the context window past which a session
+	// compacts itself (0: the agent's default, 0.8; "off" in the file: -1).
+	compactAt float64
 
-	logLevel string
+	logLevel string // "": info on a terminal, warn otherwise (newLogger)
 	logFile  string
+	// offerBypass puts bypass in the permission-mode picker. Zed re-applies
+	// the last picked value to every new session, so one pick would make
+	// bypass the default for good; without it, bypass is reached only by
+	// /mode or permission_mode.
+	offerBypass bool
 	// stateDir keeps session logs (session/load, resume, list); "" keeps
 	// sessions in memory only.
 	stateDir string
@@ -56,6 +65,7 @@ type config struct {
 type fileConfig struct {
 	Model          string                `yaml:"model"`
 	PermissionMode string                `yaml:"permission_mode"`
+	OfferBypass    bool                  `yaml:"offer_bypass"`
 	Tools          struct{ Mode string } `yaml:"tools"`
 	Providers      yaml.Node             `yaml:"providers"` // a mapping, decoded in order
 	Limits         struct {
@@ -63,6 +73,7 @@ type fileConfig struct {
 		MaxTokens         int    `yaml:"max_tokens"`
 		Retries           *int   `yaml:"retries"`
 		StreamIdleTimeout string `yaml:"stream_idle_timeout"`
+		CompactAt         string `yaml:"compact_at"`
 	} `yaml:"limits"`
 	Log struct {
 		Level string `yaml:"level"`
@@ -125,6 +136,7 @@ Environment:
   DEEPSEEK_API_KEY              the key for DeepSeek
   OPENAI_API_KEY                the key for other endpoints, unless --api-key-env names another
   ACP_BRIDGE_PERMISSION_MODE    like --permission-mode
+  ACP_BRIDGE_OFFER_BYPASS       like --offer-bypass (true or false)
   ACP_BRIDGE_TOOLS_MODE         like --tools-mode
   ACP_BRIDGE_MAX_TURN_REQUESTS  like --max-turn-requests
   ACP_BRIDGE_LOG_LEVEL          like --log-level
@@ -134,6 +146,7 @@ Environment:
 Config file (YAML; every key optional):
   model: deepseek/deepseek-chat      # provider/name, a model name, or script:FILE
   permission_mode: ask               # ask | accept-edits | plan | bypass
+  offer_bypass: false                # offer bypass in the editor's mode picker
   tools:
     mode: native                     # native | code | both
   providers:                         # in picker order; "deepseek" is built in
@@ -154,6 +167,7 @@ Config file (YAML; every key optional):
     max_tokens: 0                    # default max_tokens for every model
     retries: 5                       # retries of a failed model request
     stream_idle_timeout: 2m          # a stream silent this long is retried
+    compact_at: 80%                  # compact the older turns past this share of the context window (off: never by itself)
   log:
     level: info
     file: /tmp/acp-bridge.log
@@ -168,7 +182,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 		config, model, baseURL, apiKeyEnv, permissionMode, toolsMode, logLevel, logFile, stateDir string
 		maxTurn, maxTokens, contextWindow, retries                                                int
 		idle                                                                                      time.Duration
-		images, version                                                                           bool
+		images, version, offerBypass                                                              bool
 	}
 	fl := flag.NewFlagSet(name, flag.ContinueOnError)
 	fl.SetOutput(stderr)
@@ -177,6 +191,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	fl.StringVar(&f.baseURL, "base-url", "", "an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL; default https://api.deepseek.com)")
 	fl.StringVar(&f.apiKeyEnv, "api-key-env", "", "the environment variable holding the API key (default DEEPSEEK_API_KEY for DeepSeek, else OPENAI_API_KEY)")
 	fl.StringVar(&f.permissionMode, "permission-mode", "", "a new session's permission mode: ask, accept-edits, plan, bypass (env ACP_BRIDGE_PERMISSION_MODE; default ask)")
+	fl.BoolVar(&f.offerBypass, "offer-bypass", false, "offer bypass in the editor's permission-mode picker (env ACP_BRIDGE_OFFER_BYPASS; default false: only /mode and --permission-mode reach it)")
 	fl.StringVar(&f.toolsMode, "tools-mode", "", "how tools are offered to the model: native, code, both (env ACP_BRIDGE_TOOLS_MODE; default native)")
 	fl.IntVar(&f.maxTurn, "max-turn-requests", 0, "model requests allowed in one prompt turn (env ACP_BRIDGE_MAX_TURN_REQUESTS; default 50)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "max_tokens of each response (default: the endpoint's)")
@@ -184,7 +199,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	fl.BoolVar(&f.images, "images", false, "the model accepts images (advertises image prompts)")
 	fl.IntVar(&f.retries, "retries", 0, "retries of a failed model request: 429, 5xx, transport errors, stalled streams (default 5; 0: none)")
 	fl.DurationVar(&f.idle, "stream-idle-timeout", 0, "a model stream silent this long is retried (default 2m)")
-	fl.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (env ACP_BRIDGE_LOG_LEVEL; default info)")
+	fl.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (env ACP_BRIDGE_LOG_LEVEL; default info, or warn when stderr is not a terminal and there is no --log-file)")
 	fl.StringVar(&f.logFile, "log-file", "", "append logs to this file instead of stderr (env ACP_BRIDGE_LOG_FILE)")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where session logs are kept, for session/load, resume and list; empty keeps sessions in memory only (env ACP_BRIDGE_STATE_DIR; default $XDG_STATE_HOME/acp-bridge/sessions)")
 	fl.BoolVar(&f.version, "version", false, "print the version and exit")
@@ -207,7 +222,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	set := map[string]bool{}
 	fl.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 
-	cfg := &config{permissionMode: agent.ModeAsk, toolsMode: "native", maxTurn: 50, retries: 5, logLevel: "info", stateDir: defaultStateDir()}
+	cfg := &config{permissionMode: agent.ModeAsk, toolsMode: "native", maxTurn: 50, retries: 5, stateDir: defaultStateDir()}
 
 	// The file.
 	path, explicit := f.config, f.config != ""
@@ -241,6 +256,14 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	if v, ok := os.LookupEnv("ACP_BRIDGE_STATE_DIR"); ok {
 		cfg.stateDir = v // an explicitly empty value turns saving off
 	}
+	if v := os.Getenv("ACP_BRIDGE_OFFER_BYPASS"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			fmt.Fprintf(stderr, "acp-bridge: ACP_BRIDGE_OFFER_BYPASS=%q is not true or false\n", v)
+			return nil, nil, err
+		}
+		cfg.offerBypass = b
+	}
 	if v := os.Getenv("ACP_BRIDGE_MAX_TURN_REQUESTS"); v != "" {
 		if _, err := fmt.Sscan(v, &cfg.maxTurn); err != nil {
 			fmt.Fprintf(stderr, "acp-bridge: ACP_BRIDGE_MAX_TURN_REQUESTS=%q is not a number\n", v)
@@ -260,6 +283,9 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	}
 	if set["permission-mode"] {
 		cfg.permissionMode = f.permissionMode
+	}
+	if set["offer-bypass"] {
+		cfg.offerBypass = f.offerBypass
 	}
 	if set["tools-mode"] {
 		cfg.toolsMode = f.toolsMode
@@ -345,12 +371,22 @@ func (c *config) loadFile(path string, explicit bool) error {
 	if fc.Limits.Retries != nil {
 		c.retries = *fc.Limits.Retries
 	}
+	if v := fc.Limits.CompactAt; v != "" {
+		at, err := parseCompactAt(v)
+		if err != nil {
+			return fmt.Errorf("config file %s: limits.compact_at: %w", path, err)
+		}
+		c.compactAt = at
+	}
 	if fc.Limits.StreamIdleTimeout != "" {
 		d, err := time.ParseDuration(fc.Limits.StreamIdleTimeout)
 		if err != nil {
 			return fmt.Errorf("config file %s: limits.stream_idle_timeout: %w", path, err)
 		}
 		c.streamIdleTimeout = d
+	}
+	if fc.OfferBypass {
+		c.offerBypass = true
 	}
 	if fc.Log.Level != "" {
 		c.logLevel = fc.Log.Level
@@ -610,4 +646,25 @@ func retriesOption(n int) int {
 		return -1
 	}
 	return n
+}
+
+// parseCompactAt reads limits.compact_at: a share of the context window
+// ("80%" or 0.8), or "off".
+func parseCompactAt(v string) (float64, error) {
+	v = strings.TrimSpace(v)
+	if v == "off" {
+		return -1, nil
+	}
+	pct := strings.HasSuffix(v, "%")
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a share of the window (like 80%%, 0.8 or off)", v)
+	}
+	if pct {
+		f /= 100
+	}
+	if f <= 0 || f > 1 {
+		return 0, fmt.Errorf("%q is outside (0, 100%%]", v)
+	}
+	return f, nil
 }

@@ -54,7 +54,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if cfg.logLevel == "info" && os.Getenv("ACP_BRIDGE_LOG_LEVEL") == "" {
+	if cfg.logLevel == "" {
 		cfg.logLevel = "warn" // keep the demo's screen for the session itself
 	}
 	logger, closeLog, err := newLogger(cfg, stderr)

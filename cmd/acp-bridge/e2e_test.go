@@ -333,8 +333,8 @@ func TestBinaryMultiStepToolUse(t *testing.T) {
 	}
 }
 
-// TestBinaryAuthFailures: a missing or refused key ends the turn with a
-// visible message naming the variable, and no retries.
+// TestBinaryAuthFailures: a missing or refused key fails session/prompt
+// with -32000 (auth required), naming the variable, and no retries.
 func TestBinaryAuthFailures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -348,21 +348,21 @@ func TestBinaryAuthFailures(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{name: "DeepSeek default without a key", want: []string{"DEEPSEEK_API_KEY is not set", "Set DEEPSEEK_API_KEY"}},
+		{name: "DeepSeek default without a key", want: []string{"DEEPSEEK_API_KEY is not set", "Set DEEPSEEK_API_KEY", "agent_servers"}},
 		{name: "refused key", env: []string{"MY_KEY=wrong"}, args: []string{"--base-url", srv.URL + "/v1", "--model", "m", "--api-key-env", "MY_KEY"},
-			want: []string{"refused the API key (HTTP 401)", "Set MY_KEY"}},
+			want: []string{"refused the API key (HTTP 401)", "Set MY_KEY", "agent_servers"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startE2E(t, tc.env, tc.args...)
 			sid := c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})["sessionId"]
-			res := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
-			if res["stopReason"] != "end_turn" {
-				t.Errorf("stopReason = %v", res["stopReason"])
+			_, rerr := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
+			if rerr == nil || rerr.Code != -32000 {
+				t.Fatalf("session/prompt error = %+v, want code -32000", rerr)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(c.agentText(), w) {
-					t.Errorf("message lacks %q: %s", w, c.agentText())
+				if !strings.Contains(rerr.Message, w) {
+					t.Errorf("message lacks %q: %s", w, rerr.Message)
 				}
 			}
 			if strings.Contains(c.agentText(), "retrying") {

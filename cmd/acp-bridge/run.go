@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"golang.org/x/term"
+
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/agent"
 	"github.com/acp-bridge/acp-bridge/codemode"
@@ -113,17 +115,19 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		return agent.Options{}, err
 	}
 	opts := agent.Options{
-		Version:         agentVersion(),
-		Registry:        reg,
-		MaxTurnRequests: cfg.maxTurn,
-		Logger:          logger,
-		ModelHint:       "set --model or ACP_BRIDGE_MODEL",
-		Models:          models,
-		DefaultModel:    def,
-		PermissionMode:  cfg.permissionMode,
-		ToolsMode:       codemode.Mode(cfg.toolsMode),
-		TerminalLogin:   loginMethod(),
-		Logout:          logout,
+		Version:          agentVersion(),
+		Registry:         reg,
+		MaxTurnRequests:  cfg.maxTurn,
+		Logger:           logger,
+		ModelHint:        "set --model or ACP_BRIDGE_MODEL",
+		Models:           models,
+		DefaultModel:     def,
+		PermissionMode:   cfg.permissionMode,
+		OfferBypass:      cfg.offerBypass,
+		ToolsMode:        codemode.Mode(cfg.toolsMode),
+		CompactThreshold: cfg.compactAt,
+		TerminalLogin:    loginMethod(),
+		Logout:           logout,
 	}
 	if cfg.stateDir != "" {
 		// A state directory that cannot be used must not stop the editor's
@@ -141,9 +145,11 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 }
 
 func newLogger(cfg *config, stderr io.Writer) (*slog.Logger, func(), error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
-		return nil, nil, fmt.Errorf("bad --log-level %q: %w", cfg.logLevel, err)
+	level := defaultLogLevel(cfg, stderr)
+	if cfg.logLevel != "" {
+		if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+			return nil, nil, fmt.Errorf("bad --log-level %q: %w", cfg.logLevel, err)
+		}
 	}
 	w, closeFn := stderr, func() {}
 	if cfg.logFile != "" {
@@ -156,6 +162,22 @@ func newLogger(cfg *config, stderr io.Writer) (*slog.Logger, func(), error) {
 	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(l)
 	return l, closeFn, nil
+}
+
+// defaultLogLevel is the level when none is set: info for a person
+// watching a terminal or a log file, warn when stderr goes elsewhere. An
+// editor keeps an agent's stderr (Zed shows it in its ACP logs and keeps
+// it in memory), so only what may need attention goes there.
+func defaultLogLevel(cfg *config, stderr io.Writer) slog.Level {
+	if cfg.logFile != "" || isTerminal(stderr) {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // defaultStateDir follows the XDG base directory spec: session logs are

@@ -1,6 +1,7 @@
 // Package acpschema validates ACP JSON-RPC traffic against the official
-// schema (schema.json of the ACP release). It reads the schema at run time:
-// the project does not copy it. Find locates it.
+// schema (schema.json of an ACP release, and schema.unstable.json, its
+// unstable set, when it lies beside it). It reads the schema at run time:
+// the project does not copy it. Locate finds it.
 package acpschema
 
 import (
@@ -11,51 +12,97 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Find returns the path of the ACP schema: ../shared/acp/schema.json next to
-// the module root when it exists (the project's pinned copy), else the copy
-// inside the github.com/coder/acp-go-sdk module (a test dependency).
-func Find() (string, error) {
-	if p := os.Getenv("ACP_SCHEMA"); p != "" {
-		return p, nil
+// DirEnv names the variable that points at a directory holding schema.json
+// (and schema.unstable.json): the newest schema release to check against.
+const DirEnv = "ACP_SCHEMA_DIR"
+
+// sibling is where a checkout's newer schema lies, relative to the module
+// root, when the project's workspace provides one.
+var sibling = filepath.Join("..", "shared", "acp")
+
+// Locate returns the directory of the schema to check against: Newer's
+// when there is one, else ModuleDir's.
+func Locate() (string, error) {
+	d, err := Newer()
+	if d != "" || err != nil {
+		return d, err
 	}
-	if dir, err := os.Getwd(); err == nil {
-		for d := dir; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-				p := filepath.Join(d, "..", "shared", "acp", "schema.json")
-				if _, err := os.Stat(p); err == nil {
-					return p, nil
-				}
-				break
+	return ModuleDir()
+}
+
+// Newer returns $ACP_SCHEMA_DIR, else the newer schema beside the checkout
+// when there is one, else "".
+func Newer() (string, error) {
+	if d := os.Getenv(DirEnv); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "schema.json")); err != nil {
+			return "", fmt.Errorf("acpschema: %s: %w", DirEnv, err)
+		}
+		return d, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", nil
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			p := filepath.Join(d, sibling)
+			if _, err := os.Stat(filepath.Join(p, "schema.json")); err == nil {
+				return p, nil
 			}
-			if filepath.Dir(d) == d {
-				break
-			}
+			return "", nil
+		}
+		if filepath.Dir(d) == d {
+			return "", nil
 		}
 	}
+}
+
+// ModuleDir returns the schema directory inside the github.com/coder/acp-go-sdk
+// module, which the module graph always provides: an older release (see
+// Schema.Lacks).
+func ModuleDir() (string, error) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coder/acp-go-sdk").Output()
 	if err != nil {
-		return "", fmt.Errorf("acpschema: no ../shared/acp/schema.json and no acp-go-sdk module: %w", err)
+		return "", fmt.Errorf("acpschema: no %s, no newer schema beside the checkout, and no acp-go-sdk module: %w", DirEnv, err)
 	}
-	p := filepath.Join(strings.TrimSpace(string(out)), "schema", "schema.json")
-	if _, err := os.Stat(p); err != nil {
+	p := filepath.Join(strings.TrimSpace(string(out)), "schema")
+	if _, err := os.Stat(filepath.Join(p, "schema.json")); err != nil {
 		return "", fmt.Errorf("acpschema: %w", err)
 	}
 	return p, nil
 }
 
-// Schema is a compiled ACP schema with its method table.
+// Find returns the path of the stable schema.json Locate finds.
+func Find() (string, error) {
+	d, err := Locate()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "schema.json"), nil
+}
+
+// Schema is a compiled ACP schema with its method table, and the unstable
+// schema of the same release when it was found beside it.
 type Schema struct {
+	// Path is the file it was read from.
+	Path string
+	// Unstable is schema.unstable.json of the same release, or nil.
+	Unstable *Schema
+
 	c       *jsonschema.Compiler
 	url     string
 	mu      sync.Mutex
 	defs    map[string]*jsonschema.Schema
 	methods map[string]Method // by method name
+	updates map[string]bool   // sessionUpdate discriminators
+	names   map[string]bool   // $defs names
 }
 
 // Method names the schema types of one method.
@@ -73,7 +120,8 @@ var (
 	loadErr  error
 )
 
-// Default loads the schema Find locates, once per process.
+// Default loads the schema Locate finds, once per process, with its
+// unstable companion when there is one.
 func Default() (*Schema, error) {
 	loadOnce.Do(func() {
 		p, err := Find()
@@ -86,8 +134,25 @@ func Default() (*Schema, error) {
 	return loaded, loadErr
 }
 
-// Load reads and compiles a schema file.
+// Load reads and compiles a schema file, and schema.unstable.json beside
+// it as its Unstable companion when that exists.
 func Load(path string) (*Schema, error) {
+	s, err := load(path)
+	if err != nil {
+		return nil, err
+	}
+	up := filepath.Join(filepath.Dir(path), "schema.unstable.json")
+	if filepath.Base(path) != "schema.unstable.json" {
+		if _, err := os.Stat(up); err == nil {
+			if s.Unstable, err = load(up); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s, nil
+}
+
+func load(path string) (*Schema, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -97,21 +162,37 @@ func Load(path string) (*Schema, error) {
 		return nil, fmt.Errorf("acpschema: %s: %w", path, err)
 	}
 	c := jsonschema.NewCompiler()
-	url := "file:///acp/schema.json"
+	url := "file:///acp/" + filepath.Base(path)
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
-	s := &Schema{c: c, url: url, defs: map[string]*jsonschema.Schema{}, methods: map[string]Method{}}
+	s := &Schema{Path: path, c: c, url: url, defs: map[string]*jsonschema.Schema{},
+		methods: map[string]Method{}, updates: map[string]bool{}, names: map[string]bool{}}
 	var raw struct {
 		Defs map[string]struct {
 			Side   string `json:"x-side"`
 			Method string `json:"x-method"`
+			OneOf  []struct {
+				Properties struct {
+					SessionUpdate struct {
+						Const string `json:"const"`
+					} `json:"sessionUpdate"`
+				} `json:"properties"`
+			} `json:"oneOf"`
 		} `json:"$defs"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, err
 	}
 	for name, d := range raw.Defs {
+		s.names[name] = true
+		if name == "SessionUpdate" {
+			for _, v := range d.OneOf {
+				if k := v.Properties.SessionUpdate.Const; k != "" {
+					s.updates[k] = true
+				}
+			}
+		}
 		if d.Method == "" {
 			continue
 		}
@@ -130,21 +211,90 @@ func Load(path string) (*Schema, error) {
 	return s, nil
 }
 
-// Method returns the schema types of a method.
-func (s *Schema) Method(name string) (Method, bool) {
-	m, ok := s.methods[name]
-	return m, ok
+// Has reports whether the stable schema defines a $defs type.
+func (s *Schema) Has(def string) bool { return s.names[def] }
+
+// HasUpdate reports whether the stable schema has a session/update variant.
+func (s *Schema) HasUpdate(kind string) bool { return s.updates[kind] }
+
+// newer are the session/update variants of releases after 1.21 that an
+// older schema (acp-go-sdk's, the one the module graph provides) cannot
+// express; a check against such a schema skips them rather than fail.
+var newer = []string{"usage_update", "notice", "compaction_update", "compaction_summary_chunk"}
+
+// ErrNotInSchema marks a message that uses a variant newer than the schema
+// it was checked against: it was not checked, and is not known to be wrong.
+var ErrNotInSchema = errors.New("newer than the schema")
+
+// Lacks reports whether a session/update variant of a later release is in
+// neither this schema nor its unstable companion.
+func (s *Schema) Lacks(kind string) bool {
+	return slices.Contains(newer, kind) && !s.updates[kind] && (s.Unstable == nil || !s.Unstable.updates[kind])
 }
 
-// Validate checks a JSON value against a $defs type.
-func (s *Schema) Validate(def string, value []byte) error {
-	sch, err := s.def(def)
-	if err != nil {
-		return err
+// Method returns the schema types of a method: the stable schema's, else
+// the unstable companion's.
+func (s *Schema) Method(name string) (Method, bool) {
+	if m, ok := s.methods[name]; ok {
+		return m, true
 	}
+	if s.Unstable != nil {
+		return s.Unstable.Method(name)
+	}
+	return Method{}, false
+}
+
+// Validate checks a JSON value against a $defs type: against the stable
+// schema, and against the unstable one too where it defines the type (the
+// stable schema lets unknown fields through, so an unstable field such as
+// PromptResponse.usage is checked only there). A type or session/update
+// variant only the unstable schema has is checked there alone. A variant
+// of a later release that neither has gives ErrNotInSchema.
+func (s *Schema) Validate(def string, value []byte) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(value))
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
+	}
+	u := s.Unstable
+	if kind := updateKind(def, v); kind != "" && !s.updates[kind] {
+		switch {
+		case u != nil && u.updates[kind]:
+			return u.validate(def, v)
+		case s.Lacks(kind):
+			return fmt.Errorf("%w: %s is not in %s", ErrNotInSchema, kind, s.Path)
+		}
+	}
+	if !s.names[def] && u != nil && u.names[def] {
+		return u.validate(def, v)
+	}
+	if err := s.validate(def, v); err != nil {
+		return err
+	}
+	if u != nil && u.names[def] {
+		if err := u.validate(def, v); err != nil {
+			return fmt.Errorf("unstable schema: %w", err)
+		}
+	}
+	return nil
+}
+
+// updateKind is the sessionUpdate discriminator of a SessionNotification
+// or SessionUpdate value, or "".
+func updateKind(def string, v any) string {
+	m, _ := v.(map[string]any)
+	if def == "SessionNotification" {
+		m, _ = m["update"].(map[string]any)
+	} else if def != "SessionUpdate" {
+		return ""
+	}
+	k, _ := m["sessionUpdate"].(string)
+	return k
+}
+
+func (s *Schema) validate(def string, v any) error {
+	sch, err := s.def(def)
+	if err != nil {
+		return err
 	}
 	if err := sch.Validate(v); err != nil {
 		return fmt.Errorf("%s: %w", def, err)
@@ -184,9 +334,31 @@ func (d Direction) String() string {
 // Checker validates a conversation: each message against the type of its
 // method, and each response against the result type of the request it answers.
 type Checker struct {
-	s       *Schema
-	mu      sync.Mutex
-	pending map[string]string // direction of the request + id -> method
+	s         *Schema
+	mu        sync.Mutex
+	pending   map[string]string // direction of the request + id -> method
+	unchecked []string
+}
+
+// Unchecked lists the messages the schema was too old to check (see
+// ErrNotInSchema), with the reason.
+func (c *Checker) Unchecked() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.unchecked)
+}
+
+// Check validates one line travelling in direction dir. A message newer
+// than the schema passes and is listed by Unchecked.
+func (c *Checker) Check(dir Direction, line []byte) error {
+	err := c.check(dir, line)
+	if errors.Is(err, ErrNotInSchema) {
+		c.mu.Lock()
+		c.unchecked = append(c.unchecked, err.Error())
+		c.mu.Unlock()
+		return nil
+	}
+	return err
 }
 
 // NewChecker returns a checker over s.
@@ -195,8 +367,7 @@ func NewChecker(s *Schema) *Checker { return &Checker{s: s, pending: map[string]
 // ErrNotJSONRPC marks a line that is not a JSON-RPC 2.0 message at all.
 var ErrNotJSONRPC = errors.New("not a JSON-RPC 2.0 message")
 
-// Check validates one line travelling in direction dir.
-func (c *Checker) Check(dir Direction, line []byte) error {
+func (c *Checker) check(dir Direction, line []byte) error {
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`

@@ -2,6 +2,7 @@ package acpschema
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,5 +70,111 @@ func TestChecker(t *testing.T) {
 	}
 	if err := NewChecker(s).Check(FromAgent, []byte("hello")); !errors.Is(err, ErrNotJSONRPC) {
 		t.Errorf("non-JSON: %v", err)
+	}
+}
+
+// sources are the schema releases a test can check against: the one the
+// module graph provides always, the newer one when it is available.
+func sources(t *testing.T) map[string]*Schema {
+	t.Helper()
+	out := map[string]*Schema{}
+	if d, err := ModuleDir(); err == nil {
+		s, err := Load(filepath.Join(d, "schema.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["module"] = s
+	}
+	d, err := Newer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d != "" {
+		s, err := Load(filepath.Join(d, "schema.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["newer"] = s
+	}
+	if len(out) == 0 {
+		t.Skip("no ACP schema at all")
+	}
+	return out
+}
+
+// TestNewerVariants: what a schema can express is checked, and a variant of
+// a later release that it cannot express is reported as unchecked, not as
+// valid and not as wrong.
+func TestNewerVariants(t *testing.T) {
+	notif := func(update string) []byte {
+		return []byte(`{"sessionId":"s","update":` + update + `}`)
+	}
+	cases := []struct {
+		name, def, msg string
+		bad            bool
+		needs          string // a $defs type of the release the case needs
+	}{
+		{"usage_update", "SessionNotification", `{"sessionUpdate":"usage_update","used":1,"size":2}`, false, ""},
+		{"usage_update without size", "SessionNotification", `{"sessionUpdate":"usage_update","used":1}`, true, ""},
+		{"notice", "SessionNotification", `{"sessionUpdate":"notice","severity":"warning","title":"Retrying"}`, false, "Notice"},
+		{"notice with an empty title", "SessionNotification", `{"sessionUpdate":"notice","severity":"warning","title":""}`, true, "Notice"},
+		{"notice without a severity", "SessionNotification", `{"sessionUpdate":"notice","title":"x"}`, true, "Notice"},
+		{"tool_call with a name", "SessionNotification", `{"sessionUpdate":"tool_call","toolCallId":"a","title":"ls","name":"bash"}`, false, ""},
+		{"tool_call with a numeric name", "SessionNotification", `{"sessionUpdate":"tool_call","toolCallId":"a","title":"ls","name":3}`, true, "Notice"},
+		{"prompt response with usage", "PromptResponse", `{"stopReason":"end_turn","usage":{"totalTokens":3,"inputTokens":2,"outputTokens":1}}`, false, ""},
+		{"prompt response with usage of the wrong type", "PromptResponse", `{"stopReason":"end_turn","usage":{"totalTokens":"many"}}`, true, "SystemPrompt"},
+		{"fork request with a system prompt", "ForkSessionRequest", `{"sessionId":"s","cwd":"/w","systemPrompt":{"mode":"append","content":[{"type":"text","text":"Be brief."}]}}`, false, "SystemPrompt"},
+		{"fork request with a system prompt without content", "ForkSessionRequest", `{"sessionId":"s","cwd":"/w","systemPrompt":{"mode":"append"}}`, true, "SystemPrompt"},
+	}
+	for src, s := range sources(t) {
+		for _, tc := range cases {
+			t.Run(src+"/"+tc.name, func(t *testing.T) {
+				has := func(def string) bool { return s.Has(def) || (s.Unstable != nil && s.Unstable.Has(def)) }
+				if tc.needs != "" && !has(tc.needs) {
+					t.Skipf("the %s schema predates %s", src, tc.needs)
+				}
+				if !has(tc.def) {
+					t.Skipf("the %s schema has no %s", src, tc.def)
+				}
+				msg := []byte(tc.msg)
+				if tc.def == "SessionNotification" {
+					msg = notif(tc.msg)
+				}
+				err := s.Validate(tc.def, msg)
+				switch {
+				case tc.bad && err == nil:
+					t.Errorf("accepted %s", msg)
+				case !tc.bad && err != nil:
+					t.Errorf("%s: %v", msg, err)
+				}
+			})
+		}
+		t.Run(src+"/checker", func(t *testing.T) {
+			c := NewChecker(s)
+			line := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"info","title":"x"}}}`
+			if err := c.Check(FromAgent, []byte(line)); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(c.Unchecked()); got != map[bool]int{true: 0, false: 1}[s.HasUpdate("notice")] {
+				t.Errorf("unchecked %v with notice in the schema: %v", c.Unchecked(), s.HasUpdate("notice"))
+			}
+		})
+	}
+}
+
+// The module graph's schema is the older release: notices are beyond it,
+// and usage_update is only in its unstable set. If this fails, the
+// acp-go-sdk dependency moved and the narrowing above may be unneeded.
+func TestModuleSchemaIsOlder(t *testing.T) {
+	s, ok := sources(t)["module"]
+	if !ok {
+		t.Skip("no acp-go-sdk module")
+	}
+	if s.HasUpdate("notice") || !s.Lacks("notice") || s.Lacks("usage_update") || s.Unstable == nil {
+		t.Errorf("notice in the schema: %v, lacks notice: %v, lacks usage_update: %v", s.HasUpdate("notice"), s.Lacks("notice"), s.Lacks("usage_update"))
+	}
+	err := s.Validate("SessionNotification", []byte(`{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"info","title":"x"}}`))
+	if !errors.Is(err, ErrNotInSchema) {
+		t.Errorf("notice against the older schema: %v", err)
 	}
 }

@@ -203,6 +203,12 @@ func NewServer(canCrash bool) *mcp.Server {
 			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
 				return nil, err
 			}
+			if in.N < 1 {
+				// The server validates its own input (the client does not).
+				r := text(fmt.Sprintf("invalid arguments: n must be at least 1, got %d", in.N))
+				r.IsError = true
+				return r, nil
+			}
 			var b strings.Builder
 			for i := 1; i <= in.N; i++ {
 				fmt.Fprintf(&b, "%d ", i)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	"io"
 	"os"
 	"os/exec"
@@ -74,10 +75,10 @@ func Register(r *registry.Registry) { registry.MustAdd(r, Tool(nil)) }
 
 // Args are the model's parameters.
 type Args struct {
-	Command     string `json:"command"`
-	Description string `json:"description,omitempty"`
-	TimeoutMs   int    `json:"timeout_ms,omitempty"`
-	Workdir     string `json:"workdir,omitempty"`
+	Command     string `json:"command" jsonschema:"The command line, run with bash -c"`
+	Description string `json:"description,omitempty" jsonschema:"What the command does, in 5-10 words, for the user"`
+	TimeoutMs   int    `json:"timeout_ms,omitempty" jsonschema:"Milliseconds before the command is killed (default 120000, at most 600000)"`
+	Workdir     string `json:"workdir,omitempty" jsonschema:"Directory to run in, absolute or relative to the workspace root (default: the workspace root)"`
 }
 
 // Outcome is a finished command. Stdout and Stderr are what the model
@@ -126,13 +127,12 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 	opts := o.withDefaults()
 	return registry.Tool[Args, Outcome]{
 		Name:        "bash",
+		Facts:       registry.Facts{Kind: "execute"},
 		Description: description,
-		Parameters: []byte(`{"type":"object","properties":{` +
-			`"command":{"type":"string","minLength":1,"description":"The command line, run with bash -c"},` +
-			`"description":{"type":"string","description":"What the command does, in 5-10 words, for the user"},` +
-			`"timeout_ms":{"type":"integer","minimum":1,"description":"Milliseconds before the command is killed (default 120000, at most 600000)"},` +
-			`"workdir":{"type":"string","description":"Directory to run in, absolute or relative to the workspace root (default: the workspace root)"}},` +
-			`"required":["command"],"additionalProperties":false}`),
+		Schema: func(s *jsonschema.Schema) {
+			s.Properties["command"].MinLength = jsonschema.Ptr(1)
+			s.Properties["timeout_ms"].Minimum = jsonschema.Ptr(1.0)
+		},
 		Run: func(ctx context.Context, c *registry.Call, in Args) (Outcome, error) {
 			return run(ctx, c, in, opts)
 		},
@@ -140,6 +140,9 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 			return []registry.Content{registry.Text(render(out))}
 		},
 		Meta: func(_ Args, out Outcome) any {
+			if out.ExitCode == nil && out.Signal == "" && out.Output == "" {
+				return nil // it never ran (bad workdir, no bash): the error says it all
+			}
 			return meta{Cwd: out.Cwd, ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut,
 				TimeoutMs: out.TimeoutMs, DurationMs: out.DurationMs, Output: out.Output,
 				OutputTruncated: out.OutputTruncated, Truncated: out.Truncated(),

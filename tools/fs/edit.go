@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	iofs "io/fs"
 	"os"
 	"strings"
@@ -13,30 +14,26 @@ import (
 )
 
 type editArgs struct {
-	FilePath   string `json:"file_path"`
-	OldString  string `json:"old_string"`
-	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all,omitempty"`
+	FilePath   string `json:"file_path" jsonschema:"The path of the file to edit, absolute or relative to the workspace root"`
+	OldString  string `json:"old_string" jsonschema:"The exact text to replace"`
+	NewString  string `json:"new_string" jsonschema:"The text to replace it with (must differ from old_string)"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence of old_string (default false)"`
 }
 
 func editTool() registry.Tool[editArgs, changeOut] {
 	return registry.Tool[editArgs, changeOut]{
-		Name: "edit",
+		Name:  "edit",
+		Facts: registry.Facts{Edits: true, Kind: "edit"},
 		Description: "Replace text in a file: old_string (literal, exactly as the file has it, without the \"N: \" line prefixes of read) " +
 			"becomes new_string. old_string must occur exactly once unless replace_all is true. " +
 			"Read the file in this session first. Line endings, a byte-order mark and the final newline are kept as the file has them.",
-		Parameters: []byte(`{"type":"object","properties":{` +
-			`"file_path":{"type":"string","minLength":1,"description":"The path of the file to edit, absolute or relative to the workspace root"},` +
-			`"old_string":{"type":"string","description":"The exact text to replace"},` +
-			`"new_string":{"type":"string","description":"The text to replace it with (must differ from old_string)"},` +
-			`"replace_all":{"type":"boolean","description":"Replace every occurrence of old_string (default false)"}},` +
-			`"required":["file_path","old_string","new_string"],"additionalProperties":false}`),
-		Run: runEdit,
+		Schema: func(s *jsonschema.Schema) { s.Properties["file_path"].MinLength = jsonschema.Ptr(1) },
+		Run:    runEdit,
 		Render: func(_ editArgs, out changeOut) []registry.Content {
 			if out.All {
-				return []registry.Content{registry.Text(fmt.Sprintf("The file %s has been updated. All occurrences were successfully replaced.", out.Path))}
+				return withNote(fmt.Sprintf("The file %s has been updated. All occurrences were successfully replaced.", out.Path), out)
 			}
-			return []registry.Content{registry.Text(fmt.Sprintf("The file %s has been updated successfully.", out.Path))}
+			return withNote(fmt.Sprintf("The file %s has been updated successfully.", out.Path), out)
 		},
 		Meta: func(_ editArgs, out changeOut) any { return changeMeta(out) },
 		PresentCall: func(in editArgs) registry.View {
@@ -69,17 +66,13 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist) && c.Files == nil:
-		return out, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
+		return out, notFound(path)
 	case err == nil && st.IsDir():
 		return out, registry.Errorf("FS_IS_DIRECTORY", fmt.Sprintf("%s is a directory, not a file", path))
 	}
-	f := files(c)
-	content, err := f.ReadText(ctx, path)
+	content, err := readText(ctx, c, path, err == nil)
 	if err != nil {
-		if errors.Is(err, iofs.ErrNotExist) {
-			return out, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
-		}
-		return out, registry.Errorf("FS_ERROR", fmt.Sprintf("could not read %s: %v", path, err))
+		return out, err
 	}
 	if err := checkFresh(c, "edit", path, content); err != nil {
 		return out, err
@@ -89,14 +82,17 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 		return out, err
 	}
 	updated := apply(content, edits)
-	if err := f.WriteText(ctx, path, updated); err != nil {
-		return out, registry.Errorf("FS_ERROR", fmt.Sprintf("could not write %s: %v", path, err))
-	}
-	if t := tracker(c); t != nil {
-		t.MarkRead(path, updated)
+	saved, err := writeText(ctx, c, path, updated)
+	if err != nil {
+		return out, err
 	}
 	out.Replaced = len(edits)
-	out.Diffs = diffs.FromEdits(path, content, edits)
+	out.Line = firstChangedLine(&content, saved)
+	if out.Reformatted = reformatNote(path, updated, saved); out.Reformatted == "" {
+		out.Diffs = diffs.FromEdits(path, content, edits)
+	} else {
+		out.Diffs = diffs.Compute(path, &content, saved)
+	}
 	return out, nil
 }
 

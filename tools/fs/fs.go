@@ -5,11 +5,14 @@ package fs
 
 import (
 	"context"
-	"github.com/acp-bridge/acp-bridge/internal/atomicfile"
+	"errors"
+	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/acp-bridge/acp-bridge/internal/atomicfile"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
@@ -61,6 +64,53 @@ func (disk) ReadText(_ context.Context, path string) (string, error) {
 
 func (disk) WriteText(_ context.Context, path, content string) error {
 	return atomicfile.Write(path, []byte(content))
+}
+
+// readText reads path through the call's file access. onDisk says whether
+// the file exists on disk. An editor may answer a file it does not have
+// with an empty text instead of an error (Zed opens an empty new buffer for
+// a path inside the project), so an empty answer for a file that is not on
+// disk means the file does not exist; a non-empty one is an unsaved buffer.
+func readText(ctx context.Context, c *registry.Call, path string, onDisk bool) (string, error) {
+	s, err := files(c).ReadText(ctx, path)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return "", notFound(path)
+	case err != nil:
+		return "", registry.Errorf("FS_ERROR", fmt.Sprintf("could not read %s: %v", path, err))
+	case s == "" && !onDisk:
+		return "", notFound(path)
+	}
+	return s, nil
+}
+
+func notFound(path string) error {
+	return registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
+}
+
+// writeText writes content to path through the call's file access and
+// returns the text the file holds afterwards. An editor may change the text
+// as it saves it (Zed formats on save by default), so a write through the
+// agent's file access is read back: what it returns is what the session has
+// seen, what the diff card shows and what the next edit is checked against.
+// When the read-back fails, or answers nothing for a file still not on
+// disk, the text sent stands.
+func writeText(ctx context.Context, c *registry.Call, path, content string) (string, error) {
+	f := files(c)
+	if err := f.WriteText(ctx, path, content); err != nil {
+		return "", registry.Errorf("FS_ERROR", fmt.Sprintf("could not write %s: %v", path, err))
+	}
+	saved := content
+	if c.Files != nil { // disk{} wrote exactly content
+		_, statErr := os.Stat(path)
+		if s, err := readText(ctx, c, path, statErr == nil); err == nil {
+			saved = s
+		}
+	}
+	if t := tracker(c); t != nil {
+		t.MarkRead(path, saved)
+	}
+	return saved, nil
 }
 
 // resolve makes p absolute against cwd.

@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -17,8 +18,8 @@ import (
 const globLimit = 100
 
 type globArgs struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path,omitempty"`
+	Pattern string `json:"pattern" jsonschema:"The glob pattern, e.g. \"**/*.go\" or \"src/*.{ts,tsx}\""`
+	Path    string `json:"path,omitempty" jsonschema:"The directory to search, absolute or relative to the workspace root (default: the workspace root)"`
 }
 
 type globOut struct {
@@ -29,15 +30,13 @@ type globOut struct {
 
 func globTool() registry.Tool[globArgs, globOut] {
 	return registry.Tool[globArgs, globOut]{
-		Name: "glob",
+		Name:  "glob",
+		Facts: registry.Facts{ReadOnly: true, Kind: "search"},
 		Description: "Find files by name pattern, newest first (at most 100). A pattern without \"/\" matches file names " +
 			"at any depth (\"*.go\"); with \"/\" it matches paths relative to path (\"src/**/*.ts\"); \"**\" spans directories " +
 			"and {a,b} gives alternatives. Files ignored by .gitignore and VCS directories are skipped.",
-		Parameters: []byte(`{"type":"object","properties":{` +
-			`"pattern":{"type":"string","minLength":1,"description":"The glob pattern, e.g. \"**/*.go\" or \"src/*.{ts,tsx}\""},` +
-			`"path":{"type":"string","description":"The directory to search, absolute or relative to the workspace root (default: the workspace root)"}},` +
-			`"required":["pattern"],"additionalProperties":false}`),
-		Run: runGlob,
+		Schema: func(s *jsonschema.Schema) { s.Properties["pattern"].MinLength = jsonschema.Ptr(1) },
+		Run:    runGlob,
 		Render: func(_ globArgs, out globOut) []registry.Content {
 			return []registry.Content{registry.Text(renderGlob(out))}
 		},
@@ -52,15 +51,31 @@ func globTool() registry.Tool[globArgs, globOut] {
 	}
 }
 
+// searchTitle names a search with its pattern as inline code, so Markdown
+// in a pattern ("**/*.go", "a_b_c") shows as typed.
 func searchTitle(verb, pattern, path, include string) string {
-	t := verb + " " + pattern
+	t := verb + " " + inlineCode(pattern)
 	if path != "" {
 		t += " in " + path
 	}
 	if include != "" {
-		t += " (" + include + ")"
+		t += " (" + inlineCode(include) + ")"
 	}
 	return t
+}
+
+// inlineCode is s as a Markdown code span: delimited by a backtick run
+// longer than any inside it, padded with a space when s starts or ends
+// with a backtick.
+func inlineCode(s string) string {
+	ticks := "`"
+	for strings.Contains(s, ticks) {
+		ticks += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return ticks + s + ticks
 }
 
 // splitAbsPattern moves the literal directories at the front of an absolute

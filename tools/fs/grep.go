@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	"io"
 	iofs "io/fs"
 	"os"
@@ -29,9 +30,9 @@ const (
 )
 
 type grepArgs struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path,omitempty"`
-	Include string `json:"include,omitempty"`
+	Pattern string `json:"pattern" jsonschema:"The regular expression to search for"`
+	Path    string `json:"path,omitempty" jsonschema:"The file or directory to search, absolute or relative to the workspace root (default: the workspace root)"`
+	Include string `json:"include,omitempty" jsonschema:"Only search files whose name matches this glob, e.g. \"*.go\""`
 }
 
 // GrepMatch is one matching line.
@@ -53,16 +54,13 @@ type grepOut struct {
 
 func grepTool() registry.Tool[grepArgs, grepOut] {
 	return registry.Tool[grepArgs, grepOut]{
-		Name: "grep",
+		Name:  "grep",
+		Facts: registry.Facts{ReadOnly: true, Kind: "search"},
 		Description: "Search file contents with a Go regular expression (RE2 syntax; ^ and $ match at line boundaries). " +
 			"Returns at most 250 matching lines grouped by file, as \"N: text\". include filters files by name " +
 			"(\"*.go\", \"*.{ts,tsx}\"). Binary files, files ignored by .gitignore and VCS directories are skipped.",
-		Parameters: []byte(`{"type":"object","properties":{` +
-			`"pattern":{"type":"string","minLength":1,"description":"The regular expression to search for"},` +
-			`"path":{"type":"string","description":"The file or directory to search, absolute or relative to the workspace root (default: the workspace root)"},` +
-			`"include":{"type":"string","description":"Only search files whose name matches this glob, e.g. \"*.go\""}},` +
-			`"required":["pattern"],"additionalProperties":false}`),
-		Run: runGrep,
+		Schema: func(s *jsonschema.Schema) { s.Properties["pattern"].MinLength = jsonschema.Ptr(1) },
+		Run:    runGrep,
 		Render: func(_ grepArgs, out grepOut) []registry.Content {
 			return []registry.Content{registry.Text(renderGrep(out))}
 		},

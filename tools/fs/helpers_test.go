@@ -26,6 +26,12 @@ type fakeEditor struct {
 	reads   []string
 	writes  []acp.WriteTextFileRequest
 	refuse  bool // answer every fs request with resource_not_found
+	// zed: answer a file that is neither a buffer nor on disk with an
+	// empty text, as Zed does (it opens an empty new buffer).
+	zed bool
+	// format, when set, is applied to a write before it is saved (Zed's
+	// format on save).
+	format func(string) string
 }
 
 func (e *fakeEditor) SessionUpdate(context.Context, string, acp.Update) error { return nil }
@@ -44,6 +50,9 @@ func (e *fakeEditor) ReadTextFile(_ context.Context, req *acp.ReadTextFileReques
 		return &acp.ReadTextFileResponse{Content: b}, nil
 	}
 	data, err := os.ReadFile(req.Path)
+	if os.IsNotExist(err) && e.zed {
+		return &acp.ReadTextFileResponse{Content: ""}, nil
+	}
 	if err != nil {
 		return nil, &acp.Error{Code: acp.CodeResourceNotFound, Message: err.Error()}
 	}
@@ -58,7 +67,11 @@ func (e *fakeEditor) WriteTextFile(_ context.Context, req *acp.WriteTextFileRequ
 		return &acp.Error{Code: acp.CodeResourceNotFound, Message: "not in a worktree"}
 	}
 	delete(e.buffers, req.Path)
-	return os.WriteFile(req.Path, []byte(req.Content), 0o644)
+	content := req.Content
+	if e.format != nil {
+		content = e.format(content)
+	}
+	return os.WriteFile(req.Path, []byte(content), 0o644)
 }
 
 func (e *fakeEditor) readCount() int {

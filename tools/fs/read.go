@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	"io"
 	iofs "io/fs"
 	"os"
@@ -29,14 +30,14 @@ type readArgs struct {
 
 func readTool() registry.Tool[readArgs, string] {
 	return registry.Tool[readArgs, string]{
-		Name: "read",
+		Name:  "read",
+		Facts: registry.Facts{ReadOnly: true, Kind: "read"},
 		Description: "Read a text file. Lines are numbered \"N: text\". Reads at most 2000 lines, " +
 			"2000 characters per line and 50 KiB per call; use offset and limit to page through larger files.",
-		Parameters: []byte(`{"type":"object","properties":{` +
-			`"file_path":{"type":"string","description":"The path of the file to read, absolute or relative to the workspace root"},` +
-			`"offset":{"type":"integer","minimum":1,"description":"The 1-based line to start reading from"},` +
-			`"limit":{"type":"integer","minimum":1,"description":"The number of lines to read (at most 2000)"}},` +
-			`"required":["file_path"]}`),
+		Schema: func(s *jsonschema.Schema) {
+			s.Properties["offset"].Minimum = jsonschema.Ptr(1.0)
+			s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
+		},
 		Run:             runRead,
 		ConcurrencySafe: func(readArgs) bool { return true },
 		Permission: func(c *registry.Call, in readArgs) *registry.Permission {
@@ -109,7 +110,7 @@ func readFile(ctx context.Context, c *registry.Call, path string) ([]byte, error
 	switch {
 	case errors.Is(err, iofs.ErrNotExist):
 		if c.Files == nil {
-			return nil, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
+			return nil, notFound(path)
 		}
 		// The editor may hold an unsaved buffer for a file not yet on disk.
 	case err != nil:
@@ -121,12 +122,9 @@ func readFile(ctx context.Context, c *registry.Call, path string) ([]byte, error
 			return nil, registry.Errorf("FS_BINARY", fmt.Sprintf("cannot read binary file: %s", path))
 		}
 	}
-	s, err := files(c).ReadText(ctx, path)
+	s, err := readText(ctx, c, path, err == nil)
 	if err != nil {
-		if errors.Is(err, iofs.ErrNotExist) {
-			return nil, registry.Errorf("FS_NOT_FOUND", fmt.Sprintf("file not found: %s", path))
-		}
-		return nil, registry.Errorf("FS_ERROR", fmt.Sprintf("could not read %s: %v", path, err))
+		return nil, err
 	}
 	return []byte(s), nil
 }

@@ -2,9 +2,9 @@ package fs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -14,36 +14,24 @@ import (
 )
 
 type writeArgs struct {
-	FilePath string `json:"file_path"`
-	Content  string `json:"content"`
-}
-
-// changeOut is what a file mutation returns: the file and the hunks it
-// applied, which the result stores so the card needs no I/O.
-type changeOut struct {
-	Path     string              `json:"path"`
-	Created  bool                `json:"created,omitempty"`
-	Replaced int                 `json:"replaced,omitempty"` // edit: occurrences replaced
-	All      bool                `json:"all,omitempty"`      // edit: replace_all was set
-	Diffs    []registry.FileDiff `json:"diffs"`
+	FilePath string `json:"file_path" jsonschema:"The path of the file to write, absolute or relative to the workspace root"`
+	Content  string `json:"content" jsonschema:"The complete new content of the file"`
 }
 
 func writeTool() registry.Tool[writeArgs, changeOut] {
 	return registry.Tool[writeArgs, changeOut]{
-		Name: "write",
+		Name:  "write",
+		Facts: registry.Facts{Edits: true, Kind: "edit"},
 		Description: "Create a file or replace its whole content. Parent directories are created. " +
 			"Overwriting an existing file requires reading it first in this session; prefer edit for changes to existing files.",
-		Parameters: []byte(`{"type":"object","properties":{` +
-			`"file_path":{"type":"string","minLength":1,"description":"The path of the file to write, absolute or relative to the workspace root"},` +
-			`"content":{"type":"string","description":"The complete new content of the file"}},` +
-			`"required":["file_path","content"],"additionalProperties":false}`),
-		Run: runWrite,
+		Schema: func(s *jsonschema.Schema) { s.Properties["file_path"].MinLength = jsonschema.Ptr(1) },
+		Run:    runWrite,
 		Render: func(_ writeArgs, out changeOut) []registry.Content {
 			verb := "Updated file"
 			if out.Created {
 				verb = "Created file"
 			}
-			return []registry.Content{registry.Text(fmt.Sprintf("<path>%s</path>\n<type>file</type>\n<content>\n%s\n</content>", out.Path, verb))}
+			return withNote(fmt.Sprintf("<path>%s</path>\n<type>file</type>\n<content>\n%s\n</content>", out.Path, verb), out)
 		},
 		Meta: func(_ writeArgs, out changeOut) any { return changeMeta(out) },
 		PresentCall: func(in writeArgs) registry.View {
@@ -58,29 +46,6 @@ func writeTool() registry.Tool[writeArgs, changeOut] {
 			return editPermission(c, resolve(c.Cwd, in.FilePath))
 		},
 	}
-}
-
-// changeMeta is the display data of a mutation: the applied hunks.
-func changeMeta(out changeOut) any {
-	return struct {
-		Created bool                `json:"created,omitempty"`
-		Diffs   []registry.FileDiff `json:"diffs"`
-	}{out.Created, out.Diffs}
-}
-
-// changeCard shows the applied hunks stored with the result; a failed call
-// has none and shows its error text instead.
-func changeCard(title, path string, r registry.Result) registry.View {
-	if r.IsError {
-		return nil
-	}
-	var m struct {
-		Diffs []registry.FileDiff `json:"diffs"`
-	}
-	if json.Unmarshal(r.Meta, &m) != nil {
-		return nil
-	}
-	return registry.DiffCard{Title: title, Diffs: m.Diffs, Locations: []registry.Location{{Path: path}}}
 }
 
 // editPermission asks about every mutation. Inside the roots, "always"
@@ -104,12 +69,11 @@ func runWrite(ctx context.Context, c *registry.Call, in writeArgs) (changeOut, e
 	case st.IsDir():
 		return out, registry.Errorf("FS_IS_DIRECTORY", fmt.Sprintf("%s is a directory, not a file", path))
 	}
-	f := files(c)
 	var old *string
 	if !out.Created {
-		cur, err := f.ReadText(ctx, path)
+		cur, err := readText(ctx, c, path, true)
 		if err != nil {
-			return out, registry.Errorf("FS_ERROR", fmt.Sprintf("could not read %s: %v", path, err))
+			return out, err
 		}
 		if err := checkFresh(c, "write", path, cur); err != nil {
 			return out, err
@@ -120,13 +84,13 @@ func runWrite(ctx context.Context, c *registry.Call, in writeArgs) (changeOut, e
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return out, registry.Errorf("FS_ERROR", err.Error())
 	}
-	if err := f.WriteText(ctx, path, in.Content); err != nil {
-		return out, registry.Errorf("FS_ERROR", fmt.Sprintf("could not write %s: %v", path, err))
+	saved, err := writeText(ctx, c, path, in.Content)
+	if err != nil {
+		return out, err
 	}
-	if t := tracker(c); t != nil {
-		t.MarkRead(path, in.Content)
-	}
-	out.Diffs = diffs.Compute(path, old, in.Content)
+	out.Diffs = diffs.Compute(path, old, saved)
+	out.Line = firstChangedLine(old, saved)
+	out.Reformatted = reformatNote(path, in.Content, saved)
 	return out, nil
 }
 

@@ -40,7 +40,8 @@ func Register(r *registry.Registry) {
 
 func tool() registry.Tool[args, []Item] {
 	return registry.Tool[args, []Item]{
-		Name: Name,
+		Name:  Name,
+		Facts: registry.Facts{ReadOnly: true, Kind: "think"},
 		Description: "Write the task list for the current work. Use it for work with three or more steps: " +
 			"send the whole list each time, with exactly one item in_progress while you work and items marked " +
 			"completed as soon as they are done. The user sees the list as the plan.",
@@ -66,12 +67,14 @@ func tool() registry.Tool[args, []Item] {
 		PresentCall: func(in args) registry.View {
 			return registry.GenericCard{Title: "Update plan", Kind: "think"}
 		},
+		// The list itself is shown once, as the session's plan (the plan
+		// update the agent sends from the result); the card only counts it.
 		PresentResult: func(in args, r registry.Result) registry.View {
 			if r.IsError {
 				return nil
 			}
 			return registry.GenericCard{Title: "Update plan", Kind: "think",
-				Content: []registry.Content{registry.Text(checklist(in.Todos))}}
+				Content: []registry.Content{registry.Text(progress(in.Todos))}}
 		},
 	}
 }
@@ -88,6 +91,20 @@ func summary(items []Item) string {
 		}
 	}
 	return fmt.Sprintf("Task list updated: %d of %d completed.\n%s", done, len(items), checklist(items))
+}
+
+// progress is the card's one line about the plan.
+func progress(items []Item) string {
+	if len(items) == 0 {
+		return "Plan cleared"
+	}
+	done := 0
+	for _, it := range items {
+		if it.Status == "completed" {
+			done++
+		}
+	}
+	return fmt.Sprintf("%d of %d done", done, len(items))
 }
 
 func checklist(items []Item) string {

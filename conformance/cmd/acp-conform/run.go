@@ -60,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		transcripts = fl.Bool("transcripts", false, "include every run's wire transcript in the JSON report")
 		scenarios   = fl.String("scenarios", "", "replay the txtar scenarios in this directory instead of the checks")
 		update      = fl.Bool("update", false, "with -scenarios: rewrite each scenario's expected agent output")
-		schemaPath  = fl.String("schema", "", "the ACP schema.json (default: found by acpschema.Find)")
+		schemaPath  = fl.String("schema", "", "the ACP schema.json; schema.unstable.json beside it is used too (default: $ACP_SCHEMA_DIR, else found by acpschema.Locate)")
 		verbose     = fl.Bool("v", false, "log progress to stderr")
 	)
 	if err := fl.Parse(args); err != nil {

@@ -55,18 +55,18 @@ func TestKilledBridgeLeavesNothing(t *testing.T) {
 	}
 	t.Logf("under the bridge before the kill: %v", comms)
 
+	killed := time.Now()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-b.exited
-	killed := time.Now()
 	if left := awaitGone(before, 2*time.Second); len(left) > 0 {
 		t.Errorf("still running 2s after the bridge was killed: %+v", left)
 		for _, p := range left {
 			syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 	} else {
-		t.Logf("all %d processes gone %v after the kill", len(before), time.Since(killed).Round(time.Millisecond))
+		t.Logf("all %d processes gone %v after the kill", len(before), time.Since(killed).Round(100*time.Microsecond))
 	}
 
 	if _, err := os.Stat(spills[0]); err != nil {

@@ -131,6 +131,7 @@ func (r *reaper) ensure() {
 	}
 	cmd := exec.Command(r.argv[0], r.argv[1:]...)
 	cmd.Stdin = pr // stdout and stderr: /dev/null; it has nothing to say
+	cmd.Dir = "/"  // it must not keep a project's directory busy
 	// Its own group: the editor's SIGKILL of the bridge's group must not
 	// reach it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -12,7 +14,8 @@ import (
 // TestDoctor runs `acp-bridge doctor` on broken and working setups: each
 // problem is named on its line with a fix and the exit status is 1; a
 // working setup (a local endpoint that takes the key and lists the model)
-// exits 0. The key itself is never printed.
+// exits 0. The key itself is never printed. (Unix: the broken cases use
+// /proc and a PATH without bash.)
 func TestDoctor(t *testing.T) {
 	ep := &keyEndpoint{good: "sk-doctor-5b1e"}
 	srv := httptest.NewServer(ep)

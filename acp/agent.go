@@ -23,6 +23,11 @@ type SessionResumer interface {
 	ResumeSession(ctx context.Context, req *ResumeSessionRequest) (*ResumeSessionResponse, error)
 }
 
+// SessionForker serves session/fork (unstable).
+type SessionForker interface {
+	ForkSession(ctx context.Context, req *ForkSessionRequest) (*ForkSessionResponse, error)
+}
+
 type SessionLister interface {
 	ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error)
 }

@@ -35,6 +35,7 @@ type Conn struct {
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // request id -> cancel
+	methods  map[string]string             // request id -> method, of those in flight
 	stream   *lineStream
 	wg       sync.WaitGroup
 }
@@ -49,7 +50,7 @@ func NewConn(ctx context.Context, newAgent func(Client) Agent, r io.Reader, w io
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Conn{log: o.Logger, inflight: map[string]context.CancelFunc{}, ready: make(chan struct{})}
+	c := &Conn{log: o.Logger, inflight: map[string]context.CancelFunc{}, methods: map[string]string{}, ready: make(chan struct{})}
 	c.agent = newAgent(c)
 	stream := newLineStream(r, w, closer, o.MaxMessageSize, o.Logger, func(err error) {
 		c.log.Warn("writing to the client failed; closing the connection", "err", err)
@@ -72,6 +73,17 @@ func (c *Conn) Done() <-chan struct{} { return c.conn().DisconnectNotify() }
 
 // Close ends the connection.
 func (c *Conn) Close() error { return c.conn().Close() }
+
+// InFlight returns the methods of the client's requests not yet answered.
+func (c *Conn) InFlight() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.methods))
+	for _, m := range c.methods {
+		out = append(out, m)
+	}
+	return out
+}
 
 // Wait blocks until the connection has ended and every request handler has returned.
 func (c *Conn) Wait() {
@@ -121,6 +133,7 @@ func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Requ
 	key := id.String()
 	c.mu.Lock()
 	c.inflight[key] = cancel
+	c.methods[key] = req.Method
 	c.mu.Unlock()
 	c.wg.Add(1)
 	go func() {
@@ -128,6 +141,7 @@ func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Requ
 		defer func() {
 			c.mu.Lock()
 			delete(c.inflight, key)
+			delete(c.methods, key)
 			c.mu.Unlock()
 			cancel()
 			after.run()

@@ -44,6 +44,9 @@ var methods = map[string]method{
 	MethodSessionResume: optional(func(a SessionResumer) func(context.Context, *ResumeSessionRequest) (*ResumeSessionResponse, error) {
 		return a.ResumeSession
 	}, "sessionId", "cwd"),
+	MethodSessionFork: optional(func(a SessionForker) func(context.Context, *ForkSessionRequest) (*ForkSessionResponse, error) {
+		return a.ForkSession
+	}, "sessionId", "cwd"),
 	MethodSessionList: optional(func(a SessionLister) func(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
 		return a.ListSessions
 	}),

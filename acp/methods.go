@@ -11,6 +11,7 @@ const (
 	MethodSessionList            = "session/list"
 	MethodSessionClose           = "session/close"
 	MethodSessionDelete          = "session/delete"
+	MethodSessionFork            = "session/fork" // unstable
 	MethodSessionPrompt          = "session/prompt"
 	MethodSessionCancel          = "session/cancel"
 	MethodSessionSetMode         = "session/set_mode"

@@ -10,7 +10,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -39,6 +43,9 @@ type Options struct {
 	// /model); the first, or DefaultModel, is the default. Empty: Model alone.
 	Models       []ModelChoice
 	DefaultModel string
+	// MoreModels, if set, adds models learnt after start (an endpoint's
+	// /models list) to Models; it is called whenever the list is needed.
+	MoreModels func() []ModelChoice
 	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
 	PermissionMode string
 	// OfferBypass offers bypass among the choices of the mode picker (the
@@ -86,6 +93,10 @@ type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now
 	NewID  func() string    // session ids; default random
+	// CheckDir says why a session's cwd cannot be used (nil: it can);
+	// default: it must be an existing directory. Tests with a workspace
+	// that lives only in the editor replace it.
+	CheckDir func(path string) error
 }
 
 // Agent serves one ACP connection. It implements acp.Agent.
@@ -147,7 +158,11 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	a.mu.Lock()
 	a.caps, a.info = req.ClientCapabilities, req.ClientInfo
 	a.mu.Unlock()
-	a.log.Info("initialize", "clientVersion", req.ProtocolVersion, "client", req.ClientInfo,
+	client := "unnamed" // a name and version, never a Go value
+	if ci := req.ClientInfo; ci != nil {
+		client = strings.TrimSpace(ci.Name + " " + ci.Version)
+	}
+	a.log.Info("initialize", "protocolVersion", req.ProtocolVersion, "client", client,
 		"terminalOutput", req.ClientCapabilities.TerminalOutput())
 	// We speak version 1 only: a client asking for 1 gets 1; any other
 	// request gets our latest, and the client decides whether to go on.
@@ -158,8 +173,9 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: a.anyModelImages()},
 			// Additional directories are roots like the cwd (containment,
 			// permissions); Zed sends them only when this is advertised.
-			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, AdditionalDirectories: &acp.Empty{}},
-			McpCapabilities:     acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
+			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, AdditionalDirectories: &acp.Empty{}, Fork: &acp.Empty{},
+				SystemPrompt: &acp.SystemPromptCaps{Mode: &acp.SystemPromptModeCaps{Override: &acp.Empty{}}}},
+			McpCapabilities: acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
 		AuthMethods: a.authMethods(req.ClientCapabilities),
 	}
@@ -180,6 +196,22 @@ func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) 
 	return nil, acp.InvalidParams("invalid params: unknown auth method %q (this agent has none to authenticate with; log in with `acp-bridge login`)", req.MethodID)
 }
 
+func (a *Agent) checkDir(path string) error {
+	if a.o.CheckDir != nil {
+		return a.o.CheckDir(path)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("does not exist")
+	case err != nil:
+		return fmt.Errorf("cannot be used: %v", err)
+	case !fi.IsDir():
+		return errors.New("is not a directory")
+	}
+	return nil
+}
+
 // NewSession starts a session rooted at the absolute cwd.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
 	if strings.ContainsRune(req.Cwd, 0) {
@@ -187,6 +219,10 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	}
 	if !filepath.IsAbs(req.Cwd) {
 		return nil, acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", req.Cwd)
+	}
+	if err := a.checkDir(req.Cwd); err != nil {
+		// Every tool would fail there; say so now, naming the path.
+		return nil, acp.InvalidParams("invalid params: cwd %q %v", req.Cwd, err)
 	}
 	roots := []string{filepath.Clean(req.Cwd)}
 	for _, d := range req.AdditionalDirectories {
@@ -200,6 +236,10 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 			return nil, acp.InvalidParams("invalid params: mcpServers[%d] has no name", i)
 		}
 	}
+	sp, err := parseSystemPrompt(req.SystemPrompt)
+	if err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	caps := a.caps
 	a.mu.Unlock()
@@ -211,6 +251,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	ctl := s.controlsState()
 	ctl.Initial = true
 	s.emit(ctx, session.New(ctl))
+	s.setClientPrompt(sp)
 	a.mu.Lock()
 	if a.shutdown {
 		a.mu.Unlock()
@@ -242,11 +283,11 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	if err != nil {
 		return nil, err
 	}
-	stop, err := s.prompt(ctx, req.Prompt)
+	stop, usage, err := s.prompt(ctx, req.Prompt)
 	if err != nil {
 		return nil, err
 	}
-	return &acp.PromptResponse{StopReason: stop}, nil
+	return &acp.PromptResponse{StopReason: stop, Usage: usage}, nil
 }
 
 // Cancel stops the session's running turn, if any. It does not block.

@@ -231,11 +231,19 @@ func (s *conversation) cmdTools(ctx context.Context, _ string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-// retryMessage is the short line shown when a model request is retried.
-func retryMessage(r *model.RetryInfo) string {
+// discardMessage follows an answer a retry replaced with a different one.
+const discardMessage = "\n\n*The retried request answered differently; the answer above is abandoned and the new one follows.*\n\n"
+
+// retryNotice is what the user sees when a model request is retried: a
+// warning notice, or the short line it always was.
+func retryNotice(r *model.RetryInfo) session.Notice {
 	reason := "the request failed"
 	if r.Err != nil {
 		reason = r.Err.Error()
 	}
-	return fmt.Sprintf("\n\n*Model request failed (%s); retrying in %.1fs, attempt %d of %d…*\n\n", reason, r.Delay.Seconds(), r.Attempt, r.Max)
+	return session.Notice{
+		Text:     fmt.Sprintf("\n\n*Model request failed (%s); retrying in %.1fs, attempt %d of %d…*\n\n", reason, r.Delay.Seconds(), r.Attempt, r.Max),
+		Severity: acp.NoticeWarning, Title: "Retrying the model request",
+		Description: fmt.Sprintf("%s. Attempt %d of %d in %.1fs.", reason, r.Attempt, r.Max, r.Delay.Seconds()),
+	}
 }

@@ -268,8 +268,11 @@ func (s *conversation) summarise(ctx context.Context, p model.Provider, req *mod
 		case model.EventUsage:
 			usage = ev.Usage
 		case model.EventRetry:
+			// What streamed stands: the retry continues it (model.Retry
+			// does not repeat it) or discards it.
+			s.status(ctx, retryNotice(ev.Retry))
+		case model.EventDiscard:
 			text.Reset()
-			s.notice(ctx, retryMessage(ev.Retry))
 		}
 	}
 	return strings.TrimSpace(text.String()), usage, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // A failure the user must act on (no key, a refused key, a model request
@@ -28,7 +29,8 @@ func promptError(err error) *acp.Error {
 		data["status"] = me.Status
 	}
 	if me.Kind != model.ErrAuth {
-		return &acp.Error{Code: acp.CodeInternalError, Message: "The model request failed: " + me.Error(), Data: data}
+		// err, not me: it says how many attempts were made ("gave up after …").
+		return &acp.Error{Code: acp.CodeInternalError, Message: "The model request failed: " + err.Error(), Data: data}
 	}
 	env := me.KeyEnv
 	if env == "" {
@@ -53,7 +55,10 @@ func keyAdvice(env string) string {
 }
 
 // maxTurnNotice says why a turn stopped at its request limit.
-func maxTurnNotice(n int) string {
-	return fmt.Sprintf("Stopped: this turn reached its limit of %d model requests (max_turn_requests). "+
-		"Send a message to let the agent go on, or raise the limit (limits.max_turn_requests in the config file, or --max-turn-requests).", n)
+func maxTurnNotice(n int) session.Notice {
+	how := "Send a message to let the agent go on, or raise the limit (limits.max_turn_requests in the config file, or --max-turn-requests)."
+	return session.Notice{
+		Text:     fmt.Sprintf("Stopped: this turn reached its limit of %d model requests (max_turn_requests). ", n) + how,
+		Severity: acp.NoticeWarning, Title: fmt.Sprintf("Stopped after %d model requests", n), Description: how,
+	}
 }

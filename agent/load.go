@@ -49,6 +49,10 @@ func (a *Agent) newLog(id string, roots []string) *session.Log {
 // already live on this connection is replayed again (the editor lost its
 // view of it, or a new one asks): nothing else changes.
 func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+	sp, err := parseSystemPrompt(req.SystemPrompt)
+	if err != nil {
+		return nil, err
+	}
 	if a.o.Store == nil {
 		return nil, acp.Errorf(acp.CodeMethodNotFound, "sessions are not saved (acp-bridge runs without a state directory), so none can be loaded")
 	}
@@ -74,6 +78,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	s.setClientPrompt(sp)
 	a.log.Info("session loaded", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
 	modes, opts := s.Controls()
 	return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
@@ -83,6 +88,10 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 // editor already shows the conversation. Resuming a session that is already
 // live here is a no-op.
 func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
+	sp, err := parseSystemPrompt(req.SystemPrompt)
+	if err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	live := a.sessions[req.SessionID]
 	a.mu.Unlock()
@@ -90,6 +99,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 		if filepath.Clean(req.Cwd) != live.cwd {
 			return nil, cwdMismatch(req.SessionID, req.Cwd, live.cwd)
 		}
+		live.setClientPrompt(sp)
 		modes, opts := live.Controls()
 		return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
@@ -97,6 +107,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 	if err != nil {
 		return nil, err
 	}
+	s.setClientPrompt(sp)
 	a.log.Info("session resumed", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
 	modes, opts := s.Controls()
 	return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
@@ -194,9 +205,11 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 func (s *conversation) foldLog(ctx context.Context, send bool) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	for _, ev := range s.log.Events() {
+	evs := s.log.Events()
+	void := abandonedChunks(evs)
+	for i, ev := range evs {
 		updates := s.fold(ev)
-		if !send {
+		if !send || void[i] {
 			continue
 		}
 		for _, u := range updates {
@@ -216,7 +229,12 @@ func (s *conversation) replay(ctx context.Context) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	tr := mapping.New(s.scope, s.mappingOptions(true))
-	for _, ev := range s.log.Events() {
+	evs := s.log.Events()
+	void := abandonedChunks(evs)
+	for i, ev := range evs {
+		if void[i] {
+			continue
+		}
 		for _, u := range tr.Translate(ev) {
 			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {
 				return fmt.Errorf("replaying session %s: %w", s.id, err)
@@ -224,6 +242,31 @@ func (s *conversation) replay(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// abandonedChunks are the indexes of the answer chunks a later
+// AttemptAbandoned voids: those of the same model request, back to the
+// last event that ends or begins one.
+func abandonedChunks(evs []session.Event) map[int]bool {
+	var void map[int]bool
+	for i, ev := range evs {
+		if _, ok := ev.Payload.(session.AttemptAbandoned); !ok {
+			continue
+		}
+		if void == nil {
+			void = map[int]bool{}
+		}
+	back:
+		for j := i - 1; j >= 0; j-- {
+			switch evs[j].Payload.(type) {
+			case session.AssistantChunk:
+				void[j] = true
+			case session.AssistantMessage, session.ToolResult, session.TurnStart, session.UserContext, session.AttemptAbandoned:
+				break back
+			}
+		}
+	}
+	return void
 }
 
 func cwdMismatch(id, got, want string) error {
@@ -260,7 +303,8 @@ func (s *conversation) seal(ctx context.Context, send bool) int {
 	turn := s.st.inTurn
 	s.mu.Unlock()
 	if turn > 0 {
-		s.record(ctx, session.New(session.Notice{Text: "\n\n[acp-bridge stopped during this turn; it did not finish.]\n\n"}), send)
+		s.record(ctx, session.New(session.Notice{Text: "\n\n[acp-bridge stopped during this turn; it did not finish.]\n\n",
+			Severity: acp.NoticeWarning, Title: "This turn did not finish", Description: "acp-bridge stopped during it."}), send)
 		s.record(ctx, session.New(session.TurnEnd{Turn: turn, StopReason: string(acp.StopCancelled)}), send)
 		n += 2
 	}

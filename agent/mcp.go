@@ -11,6 +11,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/mcpclient"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // defaultMCPStartTimeout bounds how long session/new (load, resume) waits
@@ -28,14 +29,14 @@ type mcpServers struct {
 	log     *slog.Logger
 	client  [2]string     // name and version, as the servers see this client
 	bound   time.Duration // how long start waits
-	noticed func(text string)
+	noticed func(n session.Notice)
 
 	mu      sync.Mutex
 	servers map[string]*mcpServer // by the editor's name
 	// announced: the editor knows the session (the response that names it
 	// has been written), so notices may be sent; until then they wait.
 	announced bool
-	pending   []string
+	pending   []session.Notice
 	closed    bool
 }
 
@@ -106,7 +107,8 @@ func (m *mcpServers) start(ctx context.Context, servers []acp.McpServer) {
 	stopMCPServers(stale)
 	for _, name := range dups {
 		m.log.Warn("MCP server given twice; the first wins", "mcpServer", name)
-		m.notice(fmt.Sprintf("MCP server %q is configured twice; only the first configuration is used.", name))
+		m.notice(fmt.Sprintf("MCP server %q is configured twice; only the first configuration is used.", name),
+			acp.NoticeWarning, fmt.Sprintf("MCP server %q is configured twice", name), "Only the first configuration is used.")
 	}
 	for _, srv := range fresh {
 		go m.run(srv.ctx, srv)
@@ -138,7 +140,8 @@ wait:
 		srv.late = true
 		srv.mu.Unlock()
 		m.log.Info("MCP server still starting; going on without it for now", "mcpServer", srv.cfg.Name, "waited", bound)
-		m.notice(fmt.Sprintf("MCP server %q is still starting; its tools will be available once it is ready.", srv.cfg.Name))
+		m.notice(fmt.Sprintf("MCP server %q is still starting; its tools will be available once it is ready.", srv.cfg.Name),
+			acp.NoticeInfo, fmt.Sprintf("MCP server %q is still starting", srv.cfg.Name), "Its tools will be available once it is ready.")
 	}
 	acp.AfterReply(ctx, m.announce)
 }
@@ -169,7 +172,8 @@ func (m *mcpServers) run(ctx context.Context, srv *mcpServer) {
 			return
 		}
 		log.Warn("MCP server failed to start", "err", err)
-		m.notice(fmt.Sprintf("MCP server %q failed to start: %v. The session goes on without its tools.", name, err))
+		m.notice(fmt.Sprintf("MCP server %q failed to start: %v. The session goes on without its tools.", name, err),
+			acp.NoticeError, fmt.Sprintf("MCP server %q failed to start", name), fmt.Sprintf("%v. The session goes on without its tools.", err))
 		return
 	}
 	srv.mu.Lock()
@@ -184,7 +188,8 @@ func (m *mcpServers) run(ctx context.Context, srv *mcpServer) {
 	n := m.tools(srv, conn, false)
 	log.Info("MCP server connected", "type", srv.cfg.Type, "tools", n)
 	if late {
-		m.notice(fmt.Sprintf("MCP server %q is ready (%d tools).", name, n))
+		m.notice(fmt.Sprintf("MCP server %q is ready (%d tools).", name, n),
+			acp.NoticeInfo, fmt.Sprintf("MCP server %q is ready", name), fmt.Sprintf("%d tools.", n))
 	}
 }
 
@@ -247,25 +252,28 @@ func (m *mcpServers) exited(srv *mcpServer, err error) {
 	srv.unreg = nil
 	srv.mu.Unlock()
 	m.log.Warn("MCP server stopped", "mcpServer", srv.cfg.Name, "err", err)
-	m.notice(fmt.Sprintf("MCP server %q stopped: %v. Its tools are no longer available.", srv.cfg.Name, err))
+	m.notice(fmt.Sprintf("MCP server %q stopped: %v. Its tools are no longer available.", srv.cfg.Name, err),
+		acp.NoticeError, fmt.Sprintf("MCP server %q stopped", srv.cfg.Name), fmt.Sprintf("%v. Its tools are no longer available.", err))
 }
 
 // notice tells the user something about the session's servers, now if
 // the editor knows the session, else once it does.
-func (m *mcpServers) notice(text string) {
-	text = "\n\n[" + text + "]\n\n"
+// text is how it reads as agent text; severity, title and desc as a notice
+// (for clients that take them).
+func (m *mcpServers) notice(text, severity, title, desc string) {
+	n := session.Notice{Text: "\n\n[" + text + "]\n\n", Severity: severity, Title: title, Description: desc}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return
 	}
 	if !m.announced {
-		m.pending = append(m.pending, text)
+		m.pending = append(m.pending, n)
 		m.mu.Unlock()
 		return
 	}
 	m.mu.Unlock()
-	m.noticed(text)
+	m.noticed(n)
 }
 
 // announce runs once the editor knows the session: queued notices go out.
@@ -279,8 +287,8 @@ func (m *mcpServers) announce() {
 	if closed {
 		return
 	}
-	for _, text := range pending {
-		m.noticed(text)
+	for _, n := range pending {
+		m.noticed(n)
 	}
 }
 

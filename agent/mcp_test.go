@@ -240,3 +240,63 @@ func TestMCPSlowServerDeathAndListChanged(t *testing.T) {
 		}
 	}
 }
+
+// With session.notices, a server that cannot start is a notice (severity
+// error, a title naming it), not agent text; an MCP tool's card is named
+// with its registry name, mcp__server__tool.
+func TestMCPNoticesAndNames(t *testing.T) {
+	remote := mcptest.HTTP(false, "")
+	t.Cleanup(remote.Close)
+	broken, _ := stdioMCP(t, "broken", mcptest.ModeFail)
+	e := newEditor(t, Options{Model: script(t, `{"responses":[
+		{"parts":[{"tool_call":{"id":"c1","name":"mcp__remote__echo","arguments":{"text":"hi"}}}]},
+		{"parts":[{"text":"Done."}]}]}`)})
+	e.permission = func(*acp.RequestPermissionRequest) acp.RequestPermissionResponse {
+		return acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: "allow-once"}}
+	}
+	caps := acp.ClientCapabilities{Session: acp.ClientSessionCaps{Notices: &acp.Empty{}}}
+	if err := e.call(acp.MethodInitialize, acp.InitializeRequest{ProtocolVersion: 1, ClientCapabilities: caps}, &acp.InitializeResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	var s acp.NewSessionResponse
+	if err := e.call(acp.MethodSessionNew, acp.NewSessionRequest{Cwd: t.TempDir(),
+		McpServers: []acp.McpServer{{Type: "http", Name: "remote", URL: remote.URL}, broken}}, &s); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var notice *acp.Notice
+	for notice == nil && time.Now().Before(deadline) {
+		for _, u := range e.updates() {
+			if n, ok := u.(*acp.Notice); ok && strings.Contains(n.Title, `"broken" failed to start`) {
+				notice = n
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if notice == nil || notice.Severity != acp.NoticeError || notice.Description == "" {
+		t.Fatalf("notice %+v, want an error notice for the broken server", notice)
+	}
+	if strings.Contains(e.messages(), "failed to start") {
+		t.Errorf("the failure went out as agent text too: %q", e.messages())
+	}
+	if stop, err := e.prompt(s.SessionID, "echo"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("stop=%q err=%v", stop, err)
+	}
+	n := 0
+	for _, u := range e.updates() {
+		switch u := u.(type) {
+		case *acp.ToolCall:
+			n++
+			if u.Name != "mcp__remote__echo" {
+				t.Errorf("tool_call named %q", u.Name)
+			}
+		case *acp.ToolCallUpdate:
+			if u.Name != "mcp__remote__echo" {
+				t.Errorf("tool_call_update named %q", u.Name)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d tool calls", n)
+	}
+}

@@ -48,6 +48,9 @@ type ModelChoice struct {
 	ContextWindow int
 	Images        bool   // the model accepts image input
 	Price         *Price // nil: no cost is reported
+	// ReasoningEfforts are the reasoning_effort values the model takes,
+	// offered as the thought_level config option; empty: it takes none.
+	ReasoningEfforts []string
 }
 
 // Price is what a model costs, per million tokens.
@@ -63,6 +66,11 @@ const defaultContextWindow = 128000
 // models returns the agent's model choices; a lone Options.Model becomes one.
 func (a *Agent) models() []ModelChoice {
 	if len(a.o.Models) > 0 {
+		if a.o.MoreModels != nil {
+			if more := a.o.MoreModels(); len(more) > 0 {
+				return append(slices.Clip(a.o.Models), more...)
+			}
+		}
 		return a.o.Models
 	}
 	if a.o.Model != nil {
@@ -130,9 +138,19 @@ func (s *conversation) controlsState() session.Controls {
 // controlsOf is the event that records ctl, with the choices offered.
 func (a *Agent) controlsOf(ctl ctlState) session.Controls {
 	c := session.Controls{Mode: ctl.mode, Modes: a.offeredModes(ctl.mode), Model: ctl.model,
-		Tools: string(ctl.tools), ToolsModes: toolsModeChoices}
+		Tools: string(ctl.tools), ToolsModes: toolsModeChoices, Effort: ctl.effort}
 	for _, m := range a.models() {
 		c.Models = append(c.Models, session.Choice{ID: m.ID, Name: m.Name, Description: m.Description})
+	}
+	// The effort is offered for the model that takes one; the choice is kept
+	// (and logged) across a switch to a model that takes none.
+	if m := a.modelChoice(ctl.model); m != nil && len(m.ReasoningEfforts) > 0 {
+		for _, e := range m.ReasoningEfforts {
+			c.Efforts = append(c.Efforts, session.Choice{ID: e, Name: effortName(e)})
+		}
+		if !slices.Contains(m.ReasoningEfforts, c.Effort) {
+			c.Effort = defaultEffort(m.ReasoningEfforts)
+		}
 	}
 	return c
 }
@@ -173,6 +191,12 @@ func (s *conversation) setControl(ctx context.Context, id, value string) error {
 			return acp.InvalidParams("invalid params: unknown model %q (use %s)", value, s.a.modelIDs())
 		}
 		ctl.model = value
+	case mapping.ConfigEffort:
+		m := s.currentModel()
+		if m == nil || !slices.Contains(m.ReasoningEfforts, value) {
+			return acp.InvalidParams("invalid params: %s: the model takes no reasoning effort %q", mapping.ConfigEffort, value)
+		}
+		ctl.effort = value
 	case mapping.ConfigTools:
 		m, err := codemode.ParseMode(value)
 		if err != nil || value == "" {
@@ -180,7 +204,8 @@ func (s *conversation) setControl(ctx context.Context, id, value string) error {
 		}
 		ctl.tools = m
 	default:
-		return acp.InvalidParams("invalid params: unknown config option %q (this agent has %q, %q and %q)", id, mapping.ConfigMode, mapping.ConfigModel, mapping.ConfigTools)
+		return acp.InvalidParams("invalid params: unknown config option %q (this agent has %q, %q, %q and, for models that take one, %q)",
+			id, mapping.ConfigMode, mapping.ConfigModel, mapping.ConfigTools, mapping.ConfigEffort)
 	}
 	s.emit(ctx, session.New(s.a.controlsOf(ctl)))
 	return nil
@@ -288,6 +313,30 @@ func (s *conversation) modeGate(ctx context.Context, d *registry.Def, c *registr
 		}
 	}
 	return s.permissionGate(ctx, d, c)
+}
+
+// reasoningEffort is what the next request asks of a model that takes a
+// reasoning effort ("" for one that takes none).
+func (s *conversation) reasoningEffort() string {
+	m := s.currentModel()
+	if m == nil || len(m.ReasoningEfforts) == 0 {
+		return ""
+	}
+	if e := s.controls().effort; slices.Contains(m.ReasoningEfforts, e) {
+		return e
+	}
+	return defaultEffort(m.ReasoningEfforts)
+}
+
+// defaultEffort is the middle of the efforts a model takes ("medium" of
+// low, medium, high): OpenAI's own default.
+func defaultEffort(es []string) string { return es[len(es)/2] }
+
+func effortName(e string) string {
+	if e == "" {
+		return e
+	}
+	return strings.ToUpper(e[:1]) + e[1:]
 }
 
 // modePrompt tells the model about a mode that changes what it may do.

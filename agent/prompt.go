@@ -43,7 +43,7 @@ func (s *conversation) takePrompt(ctx context.Context) session.SystemPrompt {
 	for _, err := range errs {
 		s.a.log.Warn("instructions file left out", "session", s.id, "err", err)
 	}
-	sp := session.SystemPrompt{Text: sysprompt.Fixed(sysprompt.Parts{Instructions: ins, Env: env})}
+	sp := session.SystemPrompt{Text: sysprompt.Fixed(sysprompt.Parts{Instructions: ins, Env: env}), Env: env.Render()}
 	for _, in := range ins {
 		i := in.Info()
 		sp.Instructions = append(sp.Instructions, session.InstructionFile{Path: i.Path, Size: i.Size, Shown: i.Shown, Cut: i.Cut})
@@ -61,10 +61,18 @@ func (a *Agent) userInstructionsDir() string {
 	return a.o.UserInstructionsDir
 }
 
-// systemPrompt is the system message: the fixed part, then the lines of
-// the current mode and tools mode (they change only when the user changes
-// a mode, the one break of the prompt cache besides compaction).
+// systemPrompt is the system message: the fixed part, the client's prompt
+// when it sent one (sysprompt.go), then the lines of the current mode and
+// tools mode (they change only when the user changes a mode, the one break
+// of the prompt cache besides compaction).
 func (s *conversation) systemPrompt(ctx context.Context) string {
 	fixed, _ := s.fixedPrompt(ctx)
-	return sysprompt.Join(fixed, s.modePrompt(), s.codePrompt())
+	s.mu.Lock()
+	env := ""
+	if s.st.system != nil {
+		env = s.st.system.Env
+	}
+	client := s.st.client
+	s.mu.Unlock()
+	return ComposeSystemPrompt(fixed, env, client, s.modePrompt(), s.codePrompt())
 }

@@ -48,6 +48,7 @@ type conversation struct {
 	running bool
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
+	usage   turnUsage     // the running turn's tokens (usage.go)
 
 	ready chan struct{} // closed once the session is announced (commands.go)
 	mcp   *mcpServers   // the editor's MCP servers (mcp.go)
@@ -63,7 +64,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
-		noticed: func(text string) { s.notice(context.Background(), text) }}
+		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
 	a.mu.Lock()
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
@@ -83,7 +84,8 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 
 // mappingOptions is how this session's events render for its client.
 func (s *conversation) mappingOptions(replay bool) mapping.Options {
-	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Compaction: s.caps.Compaction(), Replay: replay, ZeroBasedLines: s.zeroLines}
+	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Compaction: s.caps.Compaction(), Replay: replay,
+		ZeroBasedLines: s.zeroLines, TerminalOutputDelta: s.caps.TerminalOutputDelta(), Notices: s.caps.Notices()}
 }
 
 // emit appends an event, applies it and sends its updates: the one live
@@ -104,7 +106,9 @@ func (s *conversation) record(ctx context.Context, ev session.Event, send bool) 
 			// user looks; the session goes on in memory.
 			s.saveFailed = true
 			updates = append(updates, s.fold(s.log.Append(session.New(session.Notice{Text: fmt.Sprintf(
-				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err)})))...)
+				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err),
+				Severity: acp.NoticeWarning, Title: "This session is no longer being saved",
+				Description: fmt.Sprintf("%v. It goes on in memory, but session/load will not have what follows.", err)})))...)
 		}
 	}
 	if send {
@@ -133,8 +137,20 @@ func (s *conversation) fold(ev session.Event) []acp.Update {
 	return s.tr.Translate(ev)
 }
 
+// notice says something to the user as agent text (command output, hints).
 func (s *conversation) notice(ctx context.Context, text string) {
 	s.emit(ctx, session.New(session.Notice{Text: text}))
+}
+
+// status tells the user something out of band: a retry, a dead MCP server,
+// a stop. n carries both forms: a `notice` for a client that takes them
+// (its Severity, Title, Description), agent text (its Text) for the others.
+// This is the plumbing every such message goes through (compaction too).
+func (s *conversation) status(ctx context.Context, n session.Notice) {
+	if n.Text == "" {
+		n.Text = mapping.NoticeText(n.Title, n.Description)
+	}
+	s.emit(ctx, session.New(n))
 }
 
 // cancel stops the running turn, if any. It never blocks.
@@ -171,17 +187,18 @@ func (s *conversation) stopTurn(cause error) {
 	}
 }
 
-// prompt runs one turn to its stop reason.
-func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, error) {
+// prompt runs one turn to its stop reason, and says what tokens it took
+// (nil when the endpoint reported none).
+func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, *acp.Usage, error) {
 	text, images, dropped, err := s.promptContent(blocks)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	s.awaitAnnounced(ctx)
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()
-		return "", acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
+		return "", nil, acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
 	}
 	// The turn ends when the request does ($/cancel_request, the connection
 	// closing) or on session/cancel; the cause says which, so tools know
@@ -190,6 +207,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	unhook := context.AfterFunc(ctx, func() { stop(s.a.cancelCause()) })
 	defer unhook()
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
+	s.usage = turnUsage{}
 	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last
 	s.mu.Unlock()
 	defer func() {
@@ -217,10 +235,11 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		end.Error = failure.Message
 	}
 	s.emit(ctx, session.New(end))
+	usage := s.takeTurnUsage() // still running: no other turn adds to it
 	if failure != nil {
-		return "", failure // failure.go
+		return "", nil, failure // failure.go
 	}
-	return reason, nil
+	return reason, usage, nil
 }
 
 // run is the turn loop: model, tools, results back to the model, until the
@@ -259,7 +278,7 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 			s.a.log.Warn("model request failed", "session", s.id, "err", err)
 			return acp.StopEndTurn, promptError(err)
 		}
-		s.commit(msg)
+		cards := s.commit(msg)
 		if len(msg.ToolCalls) == 0 {
 			switch finish {
 			case model.FinishLength:
@@ -272,7 +291,11 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 			return acp.StopEndTurn, nil
 		}
 		// Each result enters the context as it is logged (state.apply).
-		s.runTools(ctx, msg.ToolCalls)
+		calls := slices.Clone(msg.ToolCalls)
+		for i := range calls {
+			calls[i].ID = cards[i] // the editor's cards and the tool events use the session-unique ids
+		}
+		s.runTools(ctx, calls)
 		if ctx.Err() != nil {
 			return acp.StopCancelled, nil
 		}
@@ -280,16 +303,21 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 			return acp.StopMaxTokens, nil
 		}
 	}
-	s.notice(ctx, maxTurnNotice(s.a.o.MaxTurnRequests))
+	s.status(ctx, maxTurnNotice(s.a.o.MaxTurnRequests))
 	return acp.StopMaxTurnRequests, nil
 }
 
-// commit logs a complete model response; applying it adds it to the context.
-func (s *conversation) commit(msg model.Message) {
+// commit logs a complete model response (applying it adds it to the
+// context) and returns its calls' card ids.
+func (s *conversation) commit(msg model.Message) []string {
 	if msg.Content == "" && msg.Reasoning == "" && len(msg.ToolCalls) == 0 {
-		return
+		return nil
 	}
-	s.emit(context.Background(), assistantEvent(msg))
+	s.mu.Lock()
+	cards := s.st.cardIDs(msg.ToolCalls)
+	s.mu.Unlock()
+	s.emit(context.Background(), assistantEvent(msg, cards))
+	return cards
 }
 
 // stream makes one model request, emitting text and thoughts as they arrive.
@@ -317,11 +345,14 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 		case model.EventUsage:
 			s.recordUsage(ctx, ev.Usage)
 		case model.EventRetry:
-			// The failed attempt's output is void: say so where it stopped.
+			// Say so where it stopped. What was shown stands: the retry
+			// continues it (model.Retry does not repeat it) or discards it.
+			s.status(ctx, retryNotice(ev.Retry))
+		case model.EventDiscard:
 			text.Reset()
 			thought.Reset()
 			msg.ToolCalls = nil
-			s.notice(ctx, retryMessage(ev.Retry))
+			s.emit(ctx, session.New(session.AttemptAbandoned{Note: discardMessage}))
 		}
 	}
 	msg.Content, msg.Reasoning = text.String(), thought.String()
@@ -377,9 +408,11 @@ func (s *conversation) permissionGate(_ context.Context, d *registry.Def, c *reg
 // request is the next model request's messages, tools aside.
 func (s *conversation) request(ctx context.Context) *model.Request {
 	sys := s.systemPrompt(ctx) // takes s.mu itself
+	effort := s.reasoningEffort()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: sys}}, s.st.history...)}
+	return &model.Request{Messages: append([]model.Message{{Role: model.RoleSystem, Content: sys}}, s.st.history...),
+		ReasoningEffort: effort}
 }
 
 // closeOpen gives every call still without a result a failed one, with

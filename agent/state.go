@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -20,10 +21,11 @@ import (
 type state struct {
 	history []model.Message // what the next model request sends after the system prompt
 	ctl     ctlState
-	grants  map[string]bool // "always" answers by permission key: allowed or rejected
-	open    []openCall      // tool calls without a result, in the order made
-	turns   int             // the last turn number
-	inTurn  int             // the turn started and not yet ended, 0 for none
+	grants  map[string]bool       // "always" answers by permission key: allowed or rejected
+	open    []openCall            // tool calls without a result, in the order made
+	client  *session.ClientPrompt // the client's system prompt, nil for none (sysprompt.go)
+	turns   int                   // the last turn number
+	inTurn  int                   // the turn started and not yet ended, 0 for none
 	// turnFrom is where the running turn's prompt entered the history, -1
 	// before it has: a refused turn is cut back to it (TurnEnd).
 	turnFrom int
@@ -41,6 +43,9 @@ type state struct {
 	prompt  *session.UserMessage
 	pending map[string]bool
 	extra   []string
+	// cards are the card ids used so far, each with the endpoint's id of
+	// its call (they differ where the endpoint repeated an id).
+	cards map[string]string
 
 	// offered reports whether a model id is one this agent offers; a
 	// stored choice of a model no longer configured keeps the default.
@@ -49,11 +54,12 @@ type state struct {
 
 // ctlState is the session's selectable settings and what it has cost.
 type ctlState struct {
-	mode  string        // a permission mode
-	model string        // a ModelChoice ID; "" when the agent has no models
-	tools codemode.Mode // the tools mode
-	title string        // "" until the first exchange names the session
-	cost  float64       // cumulative, when the model has prices
+	mode   string        // a permission mode
+	model  string        // a ModelChoice ID; "" when the agent has no models
+	tools  codemode.Mode // the tools mode
+	effort string        // the reasoning effort chosen, "" for the model's default
+	title  string        // "" until the first exchange names the session
+	cost   float64       // cumulative, when the model has prices
 }
 
 // openCall is a tool call without a result: carded when its tool/call is in
@@ -64,7 +70,7 @@ type openCall struct {
 }
 
 func newState(defaults ctlState, offered func(string) bool) *state {
-	return &state{ctl: defaults, grants: map[string]bool{}, pending: map[string]bool{}, offered: offered, turnFrom: -1}
+	return &state{ctl: defaults, grants: map[string]bool{}, pending: map[string]bool{}, cards: map[string]string{}, offered: offered, turnFrom: -1}
 }
 
 // apply folds one event into the state.
@@ -110,13 +116,18 @@ func (st *state) apply(ev session.Event) {
 				args = json.RawMessage(c.Arguments)
 			}
 			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
-			st.pending[c.ID] = true
-			if st.openIndex(c.ID) < 0 {
-				st.open = append(st.open, openCall{call: session.ToolCall{CallID: c.ID, Name: c.Name, Args: argsJSON(c.Arguments)}})
+			card := c.Card()
+			st.pending[card] = true
+			st.cards[card] = c.ID
+			if st.openIndex(card) < 0 {
+				st.open = append(st.open, openCall{call: session.ToolCall{CallID: card, Name: c.Name, Args: argsJSON(c.Arguments)}})
 			}
 		}
 		st.history = append(st.history, msg)
 	case session.ToolCall:
+		if _, ok := st.cards[p.CallID]; !ok {
+			st.cards[p.CallID] = p.CallID
+		}
 		if i := st.openIndex(p.CallID); i >= 0 {
 			st.open[i] = openCall{call: p, carded: true}
 		} else {
@@ -130,7 +141,11 @@ func (st *state) apply(ev session.Event) {
 			return // not a call the model made (a Code Mode sub-call), or answered already
 		}
 		delete(st.pending, p.CallID)
-		st.history = append(st.history, model.Message{Role: model.RoleTool, ToolCallID: p.CallID, Content: p.Result.Text()})
+		id := p.CallID
+		if ep := st.cards[p.CallID]; ep != "" {
+			id = ep // the endpoint reads its own id back
+		}
+		st.history = append(st.history, model.Message{Role: model.RoleTool, ToolCallID: id, Content: p.Result.Text()})
 		st.extra = append(st.extra, p.Result.Context...)
 		// Additional context from post-execute policy follows the last
 		// result of the response, so every tool message stays next to the
@@ -162,6 +177,9 @@ func (st *state) apply(ev session.Event) {
 		if p.Model != "" && st.offered != nil && st.offered(p.Model) {
 			st.ctl.model = p.Model
 		}
+		if p.Effort != "" {
+			st.ctl.effort = p.Effort
+		}
 		if m, err := codemode.ParseMode(p.Tools); err == nil && p.Tools != "" {
 			st.ctl.tools = m // a mode this build does not know keeps the one before
 		}
@@ -178,6 +196,8 @@ func (st *state) apply(ev session.Event) {
 		if p.Key != "" {
 			st.grants[p.Key] = p.Allowed
 		}
+	case session.ClientPrompt:
+		st.client = &p
 	}
 }
 
@@ -189,13 +209,34 @@ func (st *state) openIndex(id string) int {
 // model's acknowledgement.
 func compactedContext(summary string) []model.Message { return compact.Replace(summary, nil) }
 
-// assistantEvent is the log form of a complete model response.
-func assistantEvent(msg model.Message) session.Event {
+// assistantEvent is the log form of a complete model response; cards are
+// its calls' card ids (nil: the endpoint's ids).
+func assistantEvent(msg model.Message, cards []string) session.Event {
 	m := session.AssistantMessage{Text: msg.Content, Reasoning: msg.Reasoning}
-	for _, c := range msg.ToolCalls {
-		m.ToolCalls = append(m.ToolCalls, session.MessageCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
+	for i, c := range msg.ToolCalls {
+		mc := session.MessageCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)}
+		if i < len(cards) && cards[i] != c.ID {
+			mc.CardID = cards[i]
+		}
+		m.ToolCalls = append(m.ToolCalls, mc)
 	}
 	return session.New(m)
+}
+
+// cardIDs gives calls ids unique in the session: the endpoint's, unless
+// an earlier call (of this response or before) has it already, then the
+// endpoint's with a suffix.
+func (st *state) cardIDs(calls []model.ToolCall) []string {
+	out := make([]string, len(calls))
+	taken := func(id string) bool { _, ok := st.cards[id]; return ok || slices.Contains(out, id) }
+	for i, c := range calls {
+		id := c.ID
+		for n := 2; id == "" || taken(id); n++ {
+			id = fmt.Sprintf("%s-%d", c.ID, n)
+		}
+		out[i] = id
+	}
+	return out
 }
 
 // argsJSON makes a model's arguments safe to log as raw JSON: broken JSON is

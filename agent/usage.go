@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+
 	"encoding/json"
+	"github.com/acp-bridge/acp-bridge/acp"
 	"strings"
 	"time"
 	"unicode"
@@ -38,6 +40,9 @@ func (s *conversation) usageEvent(u *model.Usage) session.Usage {
 	if size <= 0 {
 		size = defaultContextWindow
 	}
+	s.mu.Lock()
+	s.usage.add(u)
+	s.mu.Unlock()
 	ev := session.Usage{Used: u.InputTokens + u.OutputTokens, Size: size,
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Estimated: u.Estimated}
 	if m != nil && m.Price != nil {
@@ -48,6 +53,41 @@ func (s *conversation) usageEvent(u *model.Usage) session.Usage {
 		}
 	}
 	return ev
+}
+
+// turnUsage sums the tokens of one turn's model requests for
+// PromptResponse.usage. Estimates are not reports: a turn whose endpoint
+// reported nothing has no usage to give.
+type turnUsage struct {
+	reported              bool
+	input, output, cached uint64
+}
+
+func (t *turnUsage) add(u *model.Usage) {
+	if u.Estimated {
+		return
+	}
+	t.reported = true
+	t.input += uint64(max(u.InputTokens, 0))
+	t.output += uint64(max(u.OutputTokens, 0))
+	t.cached += uint64(max(u.CachedTokens, 0))
+}
+
+// takeTurnUsage returns the usage of the running turn (nil when the
+// endpoint reported none) and starts the count again.
+func (s *conversation) takeTurnUsage() *acp.Usage {
+	s.mu.Lock()
+	t := s.usage
+	s.usage = turnUsage{}
+	s.mu.Unlock()
+	if !t.reported {
+		return nil
+	}
+	u := &acp.Usage{TotalTokens: t.input + t.output, InputTokens: t.input, OutputTokens: t.output}
+	if t.cached > 0 {
+		u.CachedReadTokens = &t.cached
+	}
+	return u
 }
 
 // cost of one call: cached input at its own price when one is set.

@@ -184,8 +184,9 @@ func goldenRun(t *testing.T, ar *goldenArchive) (agentLines, replayLines []strin
 	var ag *agent.Agent
 	conn := acp.NewConn(context.Background(), func(c acp.Client) acp.Agent {
 		ag = agent.New(c, agent.Options{Registry: reg, Model: script, Version: "test",
-			Now:   func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-			NewID: func() string { return "sess-1" }})
+			Now:      func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+			NewID:    func() string { return "sess-1" },
+			CheckDir: func(string) error { return nil }}) // the workspace lives in the client
 		return ag
 	}, toAgentR, toClientW, toAgentR, nil)
 
@@ -222,7 +223,45 @@ func goldenRun(t *testing.T, ar *goldenArchive) (agentLines, replayLines []strin
 		t.Error("translating the same events twice gave different updates")
 	}
 	goldenCheck(t, cl.transcript(), initCaps.TerminalOutput(), replay)
+	goldenCheckNames(t, append(cl.transcript(), prefixed("← ", replay)...), events)
 	return agentLines, replay
+}
+
+func prefixed(p string, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = p + `{"method":"session/update","params":{"update":` + l + `}}`
+	}
+	return out
+}
+
+// goldenCheckNames: every tool_call and tool_call_update of a call the
+// model made carries the tool's registry name, the one the log has, live
+// and on replay.
+func goldenCheckNames(t *testing.T, transcript []string, events []session.Event) {
+	t.Helper()
+	names := map[string]string{}
+	for _, ev := range events {
+		if c, ok := ev.Payload.(session.ToolCall); ok {
+			names[c.CallID] = c.Name
+		}
+	}
+	for i, l := range transcript {
+		dir, body := l[:len("→ ")], l[len("→ "):]
+		var m goldenMsg
+		if dir == "→ " || json.Unmarshal([]byte(body), &m) != nil || m.Method != acp.MethodSessionUpdate {
+			continue
+		}
+		var u struct {
+			Kind string `json:"sessionUpdate"`
+			ID   string `json:"toolCallId"`
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(goldenField(m.Params, "update"), &u)
+		if (u.Kind == "tool_call" || u.Kind == "tool_call_update") && names[u.ID] != "" && u.Name != names[u.ID] {
+			t.Errorf("line %d: %s of %s named %q, want the tool's name %q: %s", i+1, u.Kind, u.ID, u.Name, names[u.ID], body)
+		}
+	}
 }
 
 func goldenReplay(reg *registry.Registry, caps acp.ClientCapabilities, events []session.Event) []string {

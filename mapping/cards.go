@@ -25,7 +25,7 @@ func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
 	}
 	t.calls[ev.CallID] = c
 
-	tc := acp.ToolCall{ToolCallID: ev.CallID, Status: acp.StatusPending, RawInput: rawJSON(ev.Args)}
+	tc := acp.ToolCall{ToolCallID: ev.CallID, Name: ev.Name, Status: acp.StatusPending, RawInput: rawJSON(ev.Args)}
 	switch v := c.view.(type) {
 	case registry.TerminalCard:
 		tc.Title, tc.Kind = orName(v.Command, ev.Name), acp.KindExecute
@@ -57,7 +57,7 @@ func (t *Translator) PermissionToolCall(callID string) (u acp.ToolCallUpdate, ok
 	if c == nil {
 		return acp.ToolCallUpdate{ToolCallID: callID}, false
 	}
-	u = acp.ToolCallUpdate{ToolCallID: callID, Status: statusPtr(acp.StatusPending), RawInput: rawJSON(c.args)}
+	u = acp.ToolCallUpdate{ToolCallID: callID, Name: c.name, Status: statusPtr(acp.StatusPending), RawInput: rawJSON(c.args)}
 	var title string
 	var k acp.ToolKind
 	switch v := c.view.(type) {
@@ -104,7 +104,7 @@ func (t *Translator) toolResult(r session.ToolResult) []acp.Update {
 	if callTerminal {
 		return t.terminalFailure(r.CallID, c, view, r.Result)
 	}
-	u := acp.ToolCallUpdate{ToolCallID: r.CallID, Status: statusPtr(resultStatus(r.Result)), RawOutput: rawOutput(r.Result)}
+	u := acp.ToolCallUpdate{ToolCallID: r.CallID, Name: c.name, Status: statusPtr(resultStatus(r.Result)), RawOutput: rawOutput(r.Result)}
 	var content []acp.ToolCallContent
 	switch v := view.(type) {
 	case registry.DiffCard:

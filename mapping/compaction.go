@@ -18,6 +18,18 @@ func (t *Translator) compaction(p session.Compaction) []acp.Update {
 		u := acp.CompactionUpdate{CompactionID: p.ID, Status: p.Status, Error: p.Error}
 		return []acp.Update{u}
 	}
+	if t.o.Notices {
+		// A client that shows notices but not compactions gets the outcomes
+		// that need the user's eye as notices; the progress stays text.
+		switch p.Status {
+		case session.CompactionFailed:
+			return []acp.Update{acp.Notice{Severity: acp.NoticeError, Title: "Compaction failed",
+				Description: p.Error + ". The context is unchanged."}}
+		case session.CompactionCancelled:
+			return []acp.Update{acp.Notice{Severity: acp.NoticeWarning, Title: "Compaction cancelled",
+				Description: "The context is unchanged."}}
+		}
+	}
 	var text string
 	switch p.Status {
 	case session.CompactionInProgress:

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -66,6 +67,40 @@ func TestCompactionUpdates(t *testing.T) {
 				if !strings.Contains(got[i], strings.ReplaceAll(w, "\n", `\n`)) {
 					t.Errorf("update %d = %s\nwant it to contain %s", i, got[i], w)
 				}
+			}
+		})
+	}
+}
+
+func TestCompactionFailureIsANoticeWhenAsked(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		o      Options
+		status string
+		want   string // the update's kind
+	}{
+		{"notices, failed", Options{Notices: true}, session.CompactionFailed, "notice"},
+		{"notices, cancelled", Options{Notices: true}, session.CompactionCancelled, "notice"},
+		{"notices, in progress", Options{Notices: true}, session.CompactionInProgress, "agent_message_chunk"},
+		{"neither, failed", Options{}, session.CompactionFailed, "agent_message_chunk"},
+		{"compaction wins", Options{Notices: true, Compaction: true}, session.CompactionFailed, "compaction_update"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			us := New(nil, tc.o).compaction(session.Compaction{ID: "c1", Status: tc.status, Error: "boom"})
+			if len(us) != 1 {
+				t.Fatalf("got %d updates", len(us))
+			}
+			var got string
+			switch us[0].(type) {
+			case acp.Notice:
+				got = "notice"
+			case acp.AgentMessageChunk:
+				got = "agent_message_chunk"
+			case acp.CompactionUpdate:
+				got = "compaction_update"
+			}
+			if got != tc.want {
+				t.Fatalf("got %T, want %s", us[0], tc.want)
 			}
 		})
 	}

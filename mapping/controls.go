@@ -11,6 +11,9 @@ const (
 	ConfigMode  = "mode"
 	ConfigModel = "model"
 	ConfigTools = "tools_mode" // native, code, both (Code Mode)
+	// ConfigEffort is the reasoning effort (category thought_level), for a
+	// model that takes one.
+	ConfigEffort = "reasoning_effort"
 )
 
 // controls translates the session-control events.
@@ -90,6 +93,13 @@ func ConfigOptions(c session.Controls) []acp.ConfigOption {
 		out = append(out, acp.ConfigOption{
 			ID: ConfigModel, Name: "Model", Category: "model", Type: "select",
 			CurrentValue: c.Model, Options: selectOptions(c.Models),
+		})
+	}
+	if len(c.Efforts) > 0 {
+		out = append(out, acp.ConfigOption{
+			ID: ConfigEffort, Name: "Reasoning effort", Category: acp.CategoryThoughtLevel, Type: acp.ConfigSelect,
+			Description:  "How long the model thinks before it answers",
+			CurrentValue: c.Effort, Options: selectOptions(c.Efforts),
 		})
 	}
 	if len(c.ToolsModes) > 0 {

@@ -43,6 +43,14 @@ type Options struct {
 	TerminalOutput bool
 	// Compaction: the client shows compactions (clientCapabilities.session.compaction).
 	Compaction bool
+	// TerminalOutputDelta: the client wants live output as
+	// _meta.terminal_output_delta appends (codex-acp's convention,
+	// clientCapabilities._meta.terminal_output_delta); it wins over
+	// terminal_output for the live output when a client sets both.
+	TerminalOutputDelta bool
+	// Notices: the client shows `notice` updates
+	// (clientCapabilities.session.notices); without it a notice is agent text.
+	Notices bool
 	// Replay: the events are being replayed by session/load, so user
 	// messages are sent too (live, the editor already shows them).
 	Replay bool
@@ -106,7 +114,12 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 		}
 		return []acp.Update{acp.AgentMessageChunk(chunk)}
 	case session.Notice:
-		return []acp.Update{acp.AgentMessageChunk{Content: acp.TextBlock(p.Text)}}
+		return t.notice(p)
+	case session.AttemptAbandoned:
+		if t.o.Replay || p.Note == "" {
+			return nil // a replay leaves the abandoned chunks out (agent/load.go)
+		}
+		return []acp.Update{acp.AgentMessageChunk{Content: acp.TextBlock(p.Note)}}
 	case session.ToolCall:
 		return t.toolCall(p)
 	case session.ToolStatus:
@@ -135,7 +148,7 @@ func (t *Translator) toolStatus(s session.ToolStatus) []acp.Update {
 		return nil
 	}
 	st := acp.StatusInProgress
-	return []acp.Update{acp.ToolCallUpdate{ToolCallID: s.CallID, Status: &st}}
+	return []acp.Update{acp.ToolCallUpdate{ToolCallID: s.CallID, Name: c.name, Status: &st}}
 }
 
 // rawJSON passes valid JSON through and quotes anything else, so a model's

@@ -214,36 +214,36 @@ func TestCards(t *testing.T) {
 			evs: []session.Event{evCall("c1", "look", `{"path":"/work/proj/src/a.go"}`), evStatus("c1", "awaiting_permission"),
 				evStatus("c1", "running"), evResult("c1", ok("body"))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look src/a.go","kind":"read","status":"pending","locations":[{"path":"/work/proj/src/a.go","line":3}],"rawInput":{"path":"/work/proj/src/a.go"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress"}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Looked src/a.go","status":"completed","content":[{"type":"content","content":{"type":"text","text":"shown: body"}}],"rawOutput":{"content":"body"}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look src/a.go","name":"look","kind":"read","status":"pending","locations":[{"path":"/work/proj/src/a.go","line":3}],"rawInput":{"path":"/work/proj/src/a.go"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"look","status":"in_progress"}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Looked src/a.go","name":"look","status":"completed","content":[{"type":"content","content":{"type":"text","text":"shown: body"}}],"rawOutput":{"content":"body"}}`,
 			},
 		},
 		{
 			name: "relative path: location made absolute, title kept",
 			o:    on,
 			evs:  []session.Event{evCall("c1", "look", `{"path":"src/a.go"}`)},
-			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look src/a.go","kind":"read","status":"pending","locations":[{"path":"/work/proj/src/a.go","line":3}],"rawInput":{"path":"src/a.go"}}`},
+			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look src/a.go","name":"look","kind":"read","status":"pending","locations":[{"path":"/work/proj/src/a.go","line":3}],"rawInput":{"path":"src/a.go"}}`},
 		},
 		{
 			name: "path outside the cwd: title not relativized",
 			o:    on,
 			evs:  []session.Event{evCall("c1", "look", `{"path":"/work/other/a.go"}`)},
-			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look /work/other/a.go","kind":"read","status":"pending","locations":[{"path":"/work/other/a.go","line":3}],"rawInput":{"path":"/work/other/a.go"}}`},
+			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look /work/other/a.go","name":"look","kind":"read","status":"pending","locations":[{"path":"/work/other/a.go","line":3}],"rawInput":{"path":"/work/other/a.go"}}`},
 		},
 		{
 			name: "a file named ..cache is inside the cwd",
 			o:    on,
 			evs:  []session.Event{evCall("c1", "look", `{"path":"/work/proj/..cache/x"}`)},
-			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look ..cache/x","kind":"read","status":"pending","locations":[{"path":"/work/proj/..cache/x","line":3}],"rawInput":{"path":"/work/proj/..cache/x"}}`},
+			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look ..cache/x","name":"look","kind":"read","status":"pending","locations":[{"path":"/work/proj/..cache/x","line":3}],"rawInput":{"path":"/work/proj/..cache/x"}}`},
 		},
 		{
 			name: "no presenters: generic card titled with the tool name, raw result",
 			o:    on,
 			evs:  []session.Event{evCall("c1", "plain", `{}`), evResult("c1", ok("out"))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","kind":"other","status":"pending","rawInput":{}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"out"}}],"rawOutput":{"content":"out"}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","name":"plain","kind":"other","status":"pending","rawInput":{}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"plain","status":"completed","content":[{"type":"content","content":{"type":"text","text":"out"}}],"rawOutput":{"content":"out"}}`,
 			},
 		},
 		{
@@ -251,8 +251,8 @@ func TestCards(t *testing.T) {
 			o:    on,
 			evs:  []session.Event{evCall("c1", "panicky", `{}`), evResult("c1", ok("out"))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"panicky","kind":"other","status":"pending","rawInput":{}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"out"}}],"rawOutput":{"content":"out"}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"panicky","name":"panicky","kind":"other","status":"pending","rawInput":{}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"panicky","status":"completed","content":[{"type":"content","content":{"type":"text","text":"out"}}],"rawOutput":{"content":"out"}}`,
 			},
 		},
 		{
@@ -260,8 +260,8 @@ func TestCards(t *testing.T) {
 			o:    on,
 			evs:  []session.Event{evCall("c1", "gone", `{"a":1}`), evResult("c1", registry.ErrorResult("UNKNOWN_TOOL", "unknown tool"))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"gone","kind":"other","status":"pending","rawInput":{"a":1}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: unknown tool"}}],"rawOutput":{"code":"UNKNOWN_TOOL","content":"Error: unknown tool","isError":true}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"gone","name":"gone","kind":"other","status":"pending","rawInput":{"a":1}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"gone","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: unknown tool"}}],"rawOutput":{"code":"UNKNOWN_TOOL","content":"Error: unknown tool","isError":true}}`,
 			},
 		},
 		{
@@ -269,8 +269,8 @@ func TestCards(t *testing.T) {
 			o:    on,
 			evs:  []session.Event{evCall("c1", "liar", `{"path":"a.go"}`), evResult("c1", ok("raw"))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Liar","kind":"other","status":"pending","rawInput":{"path":"a.go"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"raw"}}],"rawOutput":{"content":"raw"}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Liar","name":"liar","kind":"other","status":"pending","rawInput":{"path":"a.go"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"liar","status":"completed","content":[{"type":"content","content":{"type":"text","text":"raw"}}],"rawOutput":{"content":"raw"}}`,
 			},
 		},
 		{
@@ -284,8 +284,8 @@ func TestCards(t *testing.T) {
 			o:    on,
 			evs:  []session.Event{evCall("c1", "plain", `{}`), evResult("c1", ok("a")), evResult("c1", ok("b"))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","kind":"other","status":"pending","rawInput":{}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"a"}}],"rawOutput":{"content":"a"}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","name":"plain","kind":"other","status":"pending","rawInput":{}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"plain","status":"completed","content":[{"type":"content","content":{"type":"text","text":"a"}}],"rawOutput":{"content":"a"}}`,
 			},
 		},
 		{
@@ -293,8 +293,8 @@ func TestCards(t *testing.T) {
 			o:    on,
 			evs:  []session.Event{evCall("c1", "plain", `{}`), evResult("c1", registry.Result{})},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","kind":"other","status":"pending","rawInput":{}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":{"content":""}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","name":"plain","kind":"other","status":"pending","rawInput":{}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"plain","status":"completed","rawOutput":{"content":""}}`,
 			},
 		},
 		{
@@ -303,9 +303,9 @@ func TestCards(t *testing.T) {
 			evs: []session.Event{evCall("c1", "edit", `{"path":"README.md"}`), evStatus("c1", "running"),
 				evResult("c1", withMeta(ok("edited"), []registry.FileDiff{{Path: "README.md", OldText: strp("x\na\n"), NewText: "x\nb\n"}}))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit README.md","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/README.md","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/README.md"}],"rawInput":{"path":"README.md"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress"}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edit README.md","status":"completed","content":[{"type":"diff","path":"/work/proj/README.md","oldText":"x\na\n","newText":"x\nb\n"}],"rawOutput":{"content":"edited"}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit README.md","name":"edit","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/README.md","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/README.md"}],"rawInput":{"path":"README.md"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"edit","status":"in_progress"}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edit README.md","name":"edit","status":"completed","content":[{"type":"diff","path":"/work/proj/README.md","oldText":"x\na\n","newText":"x\nb\n"}],"rawOutput":{"content":"edited"}}`,
 			},
 		},
 		{
@@ -314,30 +314,30 @@ func TestCards(t *testing.T) {
 			evs: []session.Event{evCall("c1", "change", `{"path":"a.go"}`),
 				evResult("c1", withMeta(ok("done"), lineMeta{Line: 7, Diffs: []registry.FileDiff{{Path: "a.go", OldText: strp("a\n"), NewText: "b\n"}}}))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Change a.go","kind":"edit","status":"pending","locations":[{"path":"/work/proj/a.go"}],"rawInput":{"path":"a.go"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Change a.go","status":"completed","content":[{"type":"diff","path":"/work/proj/a.go","oldText":"a\n","newText":"b\n"}],"locations":[{"path":"/work/proj/a.go","line":6}],"rawOutput":{"content":"done"}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Change a.go","name":"change","kind":"edit","status":"pending","locations":[{"path":"/work/proj/a.go"}],"rawInput":{"path":"a.go"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Change a.go","name":"change","status":"completed","content":[{"type":"diff","path":"/work/proj/a.go","oldText":"a\n","newText":"b\n"}],"locations":[{"path":"/work/proj/a.go","line":6}],"rawOutput":{"content":"done"}}`,
 			},
 		},
 		{
 			name: "0-based lines: a read at line 3 points at row 2",
 			o:    Options{Cwd: cwd, ZeroBasedLines: true},
 			evs:  []session.Event{evCall("c1", "look", `{"path":"a.go"}`)},
-			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look a.go","kind":"read","status":"pending","locations":[{"path":"/work/proj/a.go","line":2}],"rawInput":{"path":"a.go"}}`},
+			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look a.go","name":"look","kind":"read","status":"pending","locations":[{"path":"/work/proj/a.go","line":2}],"rawInput":{"path":"a.go"}}`},
 		},
 		{
 			name: "search card: at most MaxSearchLocations locations, call and result",
 			o:    on,
 			evs:  []session.Event{evCall("c1", "search", `{"path":"x"}`), evResult("c1", ok("many"))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Search","kind":"search","status":"pending","locations":[{"path":"/work/proj/f1","line":1},{"path":"/work/proj/f2","line":2},{"path":"/work/proj/f3","line":3},{"path":"/work/proj/f4","line":4},{"path":"/work/proj/f5","line":5}],"rawInput":{"path":"x"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Found","status":"completed","content":[{"type":"content","content":{"type":"text","text":"many"}}],"locations":[{"path":"/work/proj/f1","line":1},{"path":"/work/proj/f2","line":2},{"path":"/work/proj/f3","line":3},{"path":"/work/proj/f4","line":4},{"path":"/work/proj/f5","line":5}],"rawOutput":{"content":"many"}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Search","name":"search","kind":"search","status":"pending","locations":[{"path":"/work/proj/f1","line":1},{"path":"/work/proj/f2","line":2},{"path":"/work/proj/f3","line":3},{"path":"/work/proj/f4","line":4},{"path":"/work/proj/f5","line":5}],"rawInput":{"path":"x"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Found","name":"search","status":"completed","content":[{"type":"content","content":{"type":"text","text":"many"}}],"locations":[{"path":"/work/proj/f1","line":1},{"path":"/work/proj/f2","line":2},{"path":"/work/proj/f3","line":3},{"path":"/work/proj/f4","line":4},{"path":"/work/proj/f5","line":5}],"rawOutput":{"content":"many"}}`,
 			},
 		},
 		{
 			name: "a generic card of kind execute (run_code) goes out as other, with its content",
 			o:    on,
 			evs:  []session.Event{evCall("c1", "runcode", `{"path":"x"}`)},
-			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Sum the files","kind":"other","status":"pending","content":[{"type":"content","content":{"type":"text","text":"code"}}],"rawInput":{"path":"x"}}`},
+			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Sum the files","name":"runcode","kind":"other","status":"pending","content":[{"type":"content","content":{"type":"text","text":"code"}}],"rawInput":{"path":"x"}}`},
 		},
 		{
 			name: "diff card, new file: oldText null",
@@ -345,8 +345,8 @@ func TestCards(t *testing.T) {
 			evs: []session.Event{evCall("c1", "edit", `{"path":"/work/proj/new.txt"}`),
 				evResult("c1", withMeta(ok("created"), []registry.FileDiff{{Path: "/work/proj/new.txt", NewText: "hi\n"}}))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit new.txt","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/new.txt","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/new.txt"}],"rawInput":{"path":"/work/proj/new.txt"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edit new.txt","status":"completed","content":[{"type":"diff","path":"/work/proj/new.txt","oldText":null,"newText":"hi\n"}],"rawOutput":{"content":"created"}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit new.txt","name":"edit","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/new.txt","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/new.txt"}],"rawInput":{"path":"/work/proj/new.txt"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edit new.txt","name":"edit","status":"completed","content":[{"type":"diff","path":"/work/proj/new.txt","oldText":null,"newText":"hi\n"}],"rawOutput":{"content":"created"}}`,
 			},
 		},
 		{
@@ -354,8 +354,8 @@ func TestCards(t *testing.T) {
 			o:    off,
 			evs:  []session.Event{evCall("c1", "edit", `{"path":"a.txt"}`), evResult("c1", registry.ErrorResult("REJECTED", `the user rejected tool "edit"`))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit a.txt","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/a.txt","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/a.txt"}],"rawInput":{"path":"a.txt"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: the user rejected tool \"edit\""}}],"rawOutput":{"code":"REJECTED","content":"Error: the user rejected tool \"edit\"","isError":true}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit a.txt","name":"edit","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/a.txt","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/a.txt"}],"rawInput":{"path":"a.txt"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"edit","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: the user rejected tool \"edit\""}}],"rawOutput":{"code":"REJECTED","content":"Error: the user rejected tool \"edit\"","isError":true}}`,
 			},
 		},
 		{
@@ -365,11 +365,11 @@ func TestCards(t *testing.T) {
 				evOut("t1", "ok  a\n"), evOut("t1", "FAIL b\n"),
 				evResult("t1", withMeta(ok("model text"), termMeta{Output: "ok  a\nFAIL b\n", ExitCode: intp(2)}))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go test ./...","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"go test ./...","workdir":"sub"},"_meta":{"terminal_info":{"cwd":"/work/proj/sub","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress"}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"data":"ok  a\n","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"data":"FAIL b\n","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"exit_code":2,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":2,"signal":null,"terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go test ./...","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"go test ./...","workdir":"sub"},"_meta":{"terminal_info":{"cwd":"/work/proj/sub","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"in_progress"}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","_meta":{"terminal_output":{"data":"ok  a\n","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","_meta":{"terminal_output":{"data":"FAIL b\n","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":{"exit_code":2,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":2,"signal":null,"terminal_id":"t1"}}}`,
 			},
 		},
 		{
@@ -378,9 +378,9 @@ func TestCards(t *testing.T) {
 			evs: []session.Event{evCall("t1", "term", `{"command":"ls"}`),
 				evResult("t1", withMeta(ok("x"), termMeta{Output: "a\nb\n", ExitCode: intp(0), Truncated: true}))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"ls"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"data":"a\nb\n","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"exit_code":0,"signal":null,"timed_out":false,"truncated":true},"_meta":{"terminal_exit":{"exit_code":0,"signal":null,"terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"ls"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","_meta":{"terminal_output":{"data":"a\nb\n","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"completed","rawOutput":{"exit_code":0,"signal":null,"timed_out":false,"truncated":true},"_meta":{"terminal_exit":{"exit_code":0,"signal":null,"terminal_id":"t1"}}}`,
 			},
 		},
 		{
@@ -389,8 +389,8 @@ func TestCards(t *testing.T) {
 			evs: []session.Event{evCall("t1", "term", `{"command":"sleep 9"}`),
 				evResult("t1", withMeta(ok("x"), termMeta{ExitCode: intp(-1), Signal: "SIGTERM"}))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"sleep 9"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"exit_code":null,"signal":"SIGTERM","timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":"SIGTERM","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"sleep 9"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":{"exit_code":null,"signal":"SIGTERM","timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":"SIGTERM","terminal_id":"t1"}}}`,
 			},
 		},
 		{
@@ -398,8 +398,8 @@ func TestCards(t *testing.T) {
 			o:    on,
 			evs:  []session.Event{evCall("t1", "term", `{"command":"rm -rf x"}`), evResult("t1", registry.ErrorResult("REJECTED", `the user rejected tool "term"`))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"rm -rf x","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"rm -rf x"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"code":"REJECTED","error":"Error: the user rejected tool \"term\"","exit_code":null,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":null,"terminal_id":"t1"},"terminal_output":{"data":"\nError: the user rejected tool \"term\"\n","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"rm -rf x","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"rm -rf x"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":{"code":"REJECTED","error":"Error: the user rejected tool \"term\"","exit_code":null,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":null,"terminal_id":"t1"},"terminal_output":{"data":"\nError: the user rejected tool \"term\"\n","terminal_id":"t1"}}}`,
 			},
 		},
 		{
@@ -408,10 +408,10 @@ func TestCards(t *testing.T) {
 			evs: []session.Event{evCall("t1", "term", `{"command":"make"}`), evStatus("t1", "running"), evOut("t1", "cc a.c\n"),
 				evResult("t1", registry.ErrorResult("ABORTED", "tool call aborted"))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"make","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"make"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress"}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{"terminal_output":{"data":"cc a.c\n","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","rawOutput":{"code":"ABORTED","error":"Error: tool call aborted","exit_code":null,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":null,"terminal_id":"t1"},"terminal_output":{"data":"\nError: tool call aborted\n","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"make","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"make"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"in_progress"}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","_meta":{"terminal_output":{"data":"cc a.c\n","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":{"code":"ABORTED","error":"Error: tool call aborted","exit_code":null,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":null,"terminal_id":"t1"},"terminal_output":{"data":"\nError: tool call aborted\n","terminal_id":"t1"}}}`,
 			},
 		},
 		{
@@ -420,10 +420,10 @@ func TestCards(t *testing.T) {
 			evs: []session.Event{evCall("t1", "term", `{"command":"go vet"}`), evOut("t1", "a\n"), evOut("t1", "b\n"),
 				evResult("t1", withMeta(ok("x"), termMeta{Output: "a\nb\n", ExitCode: intp(1)}))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go vet","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}}],"rawInput":{"command":"go vet"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\n```" + `"}}]}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\nb\\n```" + `"}}]}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\nb\\n[exit code: 1]\\n```" + `"}}],"rawOutput":{"exit_code":1,"signal":null,"timed_out":false,"truncated":false}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go vet","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}}],"rawInput":{"command":"go vet"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\n```" + `"}}]}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\nb\\n```" + `"}}]}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\nb\\n[exit code: 1]\\n```" + `"}}],"rawOutput":{"exit_code":1,"signal":null,"timed_out":false,"truncated":false}}`,
 			},
 		},
 		{
@@ -431,15 +431,15 @@ func TestCards(t *testing.T) {
 			o:    off,
 			evs:  []session.Event{evCall("t1", "term", `{"command":"x"}`), evResult("t1", registry.ErrorResult("REJECTED", "no"))},
 			want: []string{
-				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"x","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}}],"rawInput":{"command":"x"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"failed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"Error: no"}}],"rawOutput":{"code":"REJECTED","error":"Error: no","exit_code":null,"signal":null,"timed_out":false,"truncated":false}}`,
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"x","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}}],"rawInput":{"command":"x"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"Error: no"}}],"rawOutput":{"code":"REJECTED","error":"Error: no","exit_code":null,"signal":null,"timed_out":false,"truncated":false}}`,
 			},
 		},
 		{
 			name: "live output of a non-terminal card is not shown",
 			o:    on,
 			evs:  []session.Event{evCall("c1", "plain", `{}`), evOut("c1", "zzz")},
-			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","kind":"other","status":"pending","rawInput":{}}`},
+			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","name":"plain","kind":"other","status":"pending","rawInput":{}}`},
 		},
 	}
 	for _, tt := range tests {
@@ -512,15 +512,15 @@ func TestPermissionToolCall(t *testing.T) {
 		known bool
 	}{
 		{"command: the exact command line, no content", Options{Cwd: cwd, TerminalOutput: true}, evCall("t1", "term", `{"command":"go test ./..."}`),
-			`{"toolCallId":"t1","title":"go test ./...","kind":"execute","status":"pending","rawInput":{"command":"go test ./..."}}`, true},
+			`{"toolCallId":"t1","title":"go test ./...","name":"term","kind":"execute","status":"pending","rawInput":{"command":"go test ./..."}}`, true},
 		{"edit: the path and the diff it would apply", Options{Cwd: cwd}, evCall("e1", "edit", `{"path":"/work/proj/a.txt"}`),
-			`{"toolCallId":"e1","title":"Edit a.txt","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/a.txt","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/a.txt"}],"rawInput":{"path":"/work/proj/a.txt"}}`, true},
+			`{"toolCallId":"e1","title":"Edit a.txt","name":"edit","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/a.txt","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/a.txt"}],"rawInput":{"path":"/work/proj/a.txt"}}`, true},
 		{"kind other (MCP): the arguments as content", Options{Cwd: cwd}, evCall("m1", "mcp", `{"query":"select 1","limit":2}`),
-			`{"toolCallId":"m1","title":"srv: tool","kind":"other","status":"pending","content":[{"type":"content","content":{"type":"text","text":"` + "```json\\n{\\n  \\\"limit\\\": 2,\\n  \\\"query\\\": \\\"select 1\\\"\\n}\\n```" + `"}}],"rawInput":{"query":"select 1","limit":2}}`, true},
+			`{"toolCallId":"m1","title":"srv: tool","name":"mcp","kind":"other","status":"pending","content":[{"type":"content","content":{"type":"text","text":"` + "```json\\n{\\n  \\\"limit\\\": 2,\\n  \\\"query\\\": \\\"select 1\\\"\\n}\\n```" + `"}}],"rawInput":{"query":"select 1","limit":2}}`, true},
 		{"kind other without arguments: no content", Options{Cwd: cwd}, evCall("m2", "mcp", `{}`),
-			`{"toolCallId":"m2","title":"srv: tool","kind":"other","status":"pending","rawInput":{}}`, true},
+			`{"toolCallId":"m2","title":"srv: tool","name":"mcp","kind":"other","status":"pending","rawInput":{}}`, true},
 		{"generic", Options{Cwd: cwd}, evCall("g1", "look", `{"path":"x"}`),
-			`{"toolCallId":"g1","title":"Look x","kind":"read","status":"pending","locations":[{"path":"/work/proj/x","line":3}],"rawInput":{"path":"x"}}`, true},
+			`{"toolCallId":"g1","title":"Look x","name":"look","kind":"read","status":"pending","locations":[{"path":"/work/proj/x","line":3}],"rawInput":{"path":"x"}}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

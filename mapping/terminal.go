@@ -59,23 +59,43 @@ func (t *Translator) toolOutput(o session.ToolOutput) []acp.Update {
 		return nil
 	}
 	data := strings.ToValidUTF8(o.Data, "\uFFFD")
+	if t.o.TerminalOutputDelta {
+		// The client appends each delta itself: nothing is re-sent whole.
+		// Without Zed's terminal the final update still carries the whole
+		// console block, so the card ends complete for any client.
+		c.streamed = t.o.TerminalOutput
+		if !t.o.TerminalOutput {
+			c.appendConsole(data)
+		}
+		return outputUpdates(o.CallID, c.name, t.outputKey(), data)
+	}
 	if t.o.TerminalOutput {
 		c.streamed = true
-		return outputUpdates(o.CallID, data)
+		return outputUpdates(o.CallID, c.name, t.outputKey(), data)
 	}
 	c.appendConsole(data)
 	text, dropped := c.consoleText()
 	content := append(t.terminalCallContent(o.CallID, v), acp.ContentItem(acp.TextBlock(console(text, dropped, ""))))
-	return []acp.Update{acp.ToolCallUpdate{ToolCallID: o.CallID, Content: content}}
+	return []acp.Update{acp.ToolCallUpdate{ToolCallID: o.CallID, Name: c.name, Content: content}}
 }
 
-// outputUpdates sends data as terminal_output updates of at most
-// MaxOutputChunk bytes each, cut between characters.
-func outputUpdates(id, data string) []acp.Update {
+// outputKey is the _meta key live output goes under: the delta
+// convention when the client asked for it, else Zed's.
+func (t *Translator) outputKey() string {
+	if t.o.TerminalOutputDelta {
+		return "terminal_output_delta"
+	}
+	return "terminal_output"
+}
+
+// outputUpdates sends data as _meta[key] {terminal_id, data} updates
+// (key terminal_output or terminal_output_delta: both are appends) of at
+// most MaxOutputChunk bytes each, cut between characters.
+func outputUpdates(id, name, key, data string) []acp.Update {
 	var out []acp.Update
 	for _, chunk := range chunks(data, MaxOutputChunk) {
-		out = append(out, acp.ToolCallUpdate{ToolCallID: id, Meta: acp.Meta{
-			"terminal_output": map[string]any{"terminal_id": id, "data": chunk}}})
+		out = append(out, acp.ToolCallUpdate{ToolCallID: id, Name: name, Meta: acp.Meta{
+			key: map[string]any{"terminal_id": id, "data": chunk}}})
 	}
 	return out
 }
@@ -89,7 +109,7 @@ func (t *Translator) terminalResult(id string, c *call, v registry.TerminalCard,
 	}
 	exit, signal := exitCode(v.ExitCode), nilIfEmpty(v.Signal)
 	raw, _ := json.Marshal(map[string]any{"exit_code": exit, "signal": signal, "timed_out": v.TimedOut, "truncated": v.Truncated})
-	u := acp.ToolCallUpdate{ToolCallID: id, Status: &status, RawOutput: raw}
+	u := acp.ToolCallUpdate{ToolCallID: id, Name: c.name, Status: &status, RawOutput: raw}
 	callView := c.view.(registry.TerminalCard)
 	if !t.o.TerminalOutput {
 		out, dropped := v.Output, int64(0)
@@ -106,7 +126,7 @@ func (t *Translator) terminalResult(id string, c *call, v registry.TerminalCard,
 	}
 	var ups []acp.Update
 	if !c.streamed && v.Output != "" {
-		ups = outputUpdates(id, strings.ToValidUTF8(v.Output, "\uFFFD"))
+		ups = outputUpdates(id, c.name, t.outputKey(), strings.ToValidUTF8(v.Output, "\uFFFD"))
 	}
 	u.Meta = acp.Meta{"terminal_exit": map[string]any{"terminal_id": id, "exit_code": exit, "signal": signal}}
 	return append(ups, u)
@@ -130,7 +150,7 @@ func (t *Translator) terminalFailure(id string, c *call, view registry.View, r r
 		rawMap["code"] = r.Code
 	}
 	raw, _ := json.Marshal(rawMap)
-	u := acp.ToolCallUpdate{ToolCallID: id, Status: statusPtr(resultStatus(r)), RawOutput: raw}
+	u := acp.ToolCallUpdate{ToolCallID: id, Name: c.name, Status: statusPtr(resultStatus(r)), RawOutput: raw}
 	callView := c.view.(registry.TerminalCard)
 	if !t.o.TerminalOutput {
 		content := t.terminalCallContent(id, callView)
@@ -151,9 +171,9 @@ func (t *Translator) terminalFailure(id string, c *call, view registry.View, r r
 	if msg := r.Text(); msg != "" {
 		data := "\n" + strings.ToValidUTF8(msg, "\uFFFD") + "\n"
 		if len(data) <= MaxOutputChunk {
-			meta["terminal_output"] = map[string]any{"terminal_id": id, "data": data}
+			meta[t.outputKey()] = map[string]any{"terminal_id": id, "data": data}
 		} else {
-			ups = outputUpdates(id, data)
+			ups = outputUpdates(id, c.name, t.outputKey(), data)
 		}
 	}
 	u.Meta = meta

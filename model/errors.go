@@ -18,7 +18,9 @@ const (
 	ErrQuota          ErrorKind = "quota"           // 402: out of credit; waiting does not help
 	ErrRateLimit      ErrorKind = "rate_limit"      // 429
 	ErrServer         ErrorKind = "server"          // 5xx, or an error event inside the stream
-	ErrTransport      ErrorKind = "transport"       // connection refused, reset, cut mid-stream
+	ErrTransport      ErrorKind = "transport"       // connection reset, cut mid-stream
+	ErrUnreachable    ErrorKind = "unreachable"     // connection refused, no such host, bad certificate
+	ErrNotAPI         ErrorKind = "not_api"         // an HTML page or other non-API answer
 	ErrStalled        ErrorKind = "stalled"         // no byte for the idle timeout
 	ErrContextWindow  ErrorKind = "context_window"  // the conversation no longer fits
 	ErrInvalidRequest ErrorKind = "invalid_request" // other 4xx: the request itself is wrong
@@ -29,6 +31,7 @@ const (
 type Error struct {
 	Kind   ErrorKind
 	Status int    // HTTP status, 0 when none
+	URL    string // the URL requested, "" when none was
 	Msg    string // what the endpoint (or transport) said
 	// Hint tells the user what to do, e.g. which variable to set.
 	Hint string
@@ -41,37 +44,45 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	at := "the model endpoint"
+	if e.URL != "" {
+		at = e.URL
+	}
 	var b strings.Builder
 	switch e.Kind {
 	case ErrAuth:
 		if e.Status == 0 {
 			b.WriteString("the model endpoint needs an API key")
 		} else {
-			b.WriteString("the model endpoint refused the API key")
+			b.WriteString(at + " refused the API key")
 		}
 	case ErrQuota:
-		b.WriteString("the model account is out of credit")
+		b.WriteString("the model account at " + at + " is out of credit")
 	case ErrRateLimit:
-		b.WriteString("the model endpoint is rate limiting requests")
+		b.WriteString(at + " is rate limiting requests")
 	case ErrServer:
-		b.WriteString("the model endpoint failed")
+		b.WriteString(at + " failed")
 	case ErrTransport:
-		b.WriteString("could not reach the model endpoint")
+		b.WriteString("the connection to " + at + " failed")
+	case ErrUnreachable:
+		b.WriteString("could not connect to " + at)
+	case ErrNotAPI:
+		b.WriteString(at + " is not an OpenAI-compatible API endpoint")
 	case ErrStalled:
-		b.WriteString("the model stream stalled")
+		b.WriteString("the model stream from " + at + " stalled")
 	case ErrContextWindow:
 		b.WriteString("the conversation is longer than the model's context window")
 	case ErrInvalidRequest:
-		b.WriteString("the model endpoint rejected the request")
+		b.WriteString(at + " rejected the request")
 	default:
-		b.WriteString("the model response could not be read")
+		b.WriteString("the response from " + at + " could not be read")
 	}
 	if e.Status != 0 {
 		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
 	}
 	if e.Msg != "" {
 		b.WriteString(": ")
-		b.WriteString(e.Msg)
+		b.WriteString(strings.TrimRight(e.Msg, ". "))
 	}
 	if e.Hint != "" {
 		b.WriteString(". ")

@@ -54,6 +54,10 @@ type ToolSpec struct {
 type Request struct {
 	Messages []Message
 	Tools    []ToolSpec
+	// ReasoningEffort is OpenAI-style reasoning_effort ("low", "medium",
+	// "high"); "" leaves it to the endpoint. Only for models that take one
+	// (ReasoningEfforts).
+	ReasoningEffort string
 }
 
 // Finish says why a response ended.
@@ -87,9 +91,15 @@ const (
 	EventToolCall                  // ToolCall: one complete call
 	EventUsage                     // Usage
 	EventFinish                    // Finish: the last event of a response
-	// EventRetry: the attempt failed and the request starts over. Whatever
-	// the stream yielded before it is void; Retry says why and when.
+	// EventRetry: the attempt failed and the request starts over; Retry
+	// says why and when. What the stream yielded before it stands for now:
+	// the new attempt's output that repeats it is not yielded again, and
+	// what follows continues it.
 	EventRetry
+	// EventDiscard: the new attempt answered differently from what was
+	// yielded before, so all of that is void; the new answer follows
+	// from its beginning.
+	EventDiscard
 )
 
 // RetryInfo describes one retry of a failed model request.

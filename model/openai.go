@@ -1,21 +1,25 @@
 package model
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
+	"regexp"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // DeepSeek defaults: the provider used when nothing else is configured.
@@ -26,8 +30,12 @@ const (
 	OpenAIKeyEnv      = "OPENAI_API_KEY"
 	OpenAIBaseURLEnv  = "OPENAI_BASE_URL"
 	defaultIdle       = 2 * time.Minute
-	defaultMaxTokens  = 0 // let the endpoint decide
 	estimateCharsPerT = 4
+	// connectTimeout bounds the TCP and TLS handshakes: an address that
+	// swallows packets fails in seconds, not at the idle timeout.
+	connectTimeout = 10 * time.Second
+	maxErrorBody   = 64 << 10
+	maxWholeBody   = 32 << 20
 )
 
 // OpenAIOptions configure an OpenAI-compatible chat-completions provider.
@@ -46,17 +54,23 @@ type OpenAIOptions struct {
 	ContextWindow int
 	// Images: the model accepts image input.
 	Images bool
-	// IdleTimeout is how long the stream may go without a byte before the
+	// IdleTimeout is how long the endpoint may go without sending a byte
+	// (before the response starts, or in the middle of it) before the
 	// attempt counts as stalled (default 2m).
 	IdleTimeout time.Duration
 	HTTPClient  *http.Client // default: a client without an overall timeout (streams are long)
 }
 
 // OpenAI streams chat completions from an OpenAI-compatible endpoint:
-// DeepSeek, OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio.
+// DeepSeek, OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio, Mistral,
+// xAI, Groq, OpenRouter, Gemini's compatible layer.
 type OpenAI struct {
-	o      OpenAIOptions
-	client *openai.Client
+	o        OpenAIOptions
+	endpoint string // the chat-completions URL
+	client   *http.Client
+	// reasoningField is the field the endpoint last streamed reasoning in,
+	// and so the one it reads back: "reasoning_content" until seen otherwise.
+	reasoningField atomic.Value
 }
 
 // NewOpenAI returns a provider for one model of one endpoint.
@@ -64,8 +78,8 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 	if o.BaseURL == "" {
 		o.BaseURL = DeepSeekBaseURL
 	}
-	if _, err := url.ParseRequestURI(o.BaseURL); err != nil {
-		return nil, fmt.Errorf("model: bad base URL %q: %w", o.BaseURL, err)
+	if u, err := url.Parse(o.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("model: base URL %q is not an http(s) URL", o.BaseURL)
 	}
 	if o.Model == "" {
 		return nil, fmt.Errorf("model: no model name for %s", o.BaseURL)
@@ -74,64 +88,34 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 		o.IdleTimeout = defaultIdle
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		o.HTTPClient = defaultClient
 	}
-	cfg := openai.DefaultConfig(o.APIKey)
-	cfg.BaseURL = strings.TrimRight(o.BaseURL, "/")
-	cfg.HTTPClient = retryAfterDoer{o.HTTPClient}
-	// Some servers send keep-alive blank data lines; the idle timer, not a
-	// count of them, decides when a stream is dead.
-	cfg.EmptyMessagesLimit = 1 << 20
-	return &OpenAI{o: o, client: openai.NewClientWithConfig(cfg)}, nil
+	p := &OpenAI{o: o, endpoint: strings.TrimRight(o.BaseURL, "/") + "/chat/completions", client: o.HTTPClient}
+	p.reasoningField.Store("reasoning_content")
+	return p, nil
 }
+
+var defaultClient = &http.Client{Transport: func() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = connectTimeout
+	return t
+}()}
 
 // Options returns the provider's configuration (with defaults applied).
 func (p *OpenAI) Options() OpenAIOptions { return p.o }
 
-// retryAfterDoer sees the raw HTTP exchange go-openai hides: it records the
-// Retry-After header of a failed response (its errors drop headers) and
-// reports every byte of the body as it arrives (keep-alive comments
-// included, which go-openai consumes silently), through the attempt the
-// request's context carries.
-type retryAfterDoer struct{ c *http.Client }
-
-type attemptKey struct{}
-
-// attempt is what one request attempt learns from the transport.
-type attempt struct {
-	retryAfter string
-	onData     func() // called from the body reader on each read with data
-	cache      *cacheHitSniffer
-}
-
-func (d retryAfterDoer) Do(req *http.Request) (*http.Response, error) {
-	resp, err := d.c.Do(req)
-	if err != nil {
-		return resp, err
-	}
-	if at, ok := req.Context().Value(attemptKey{}).(*attempt); ok {
-		if resp.StatusCode >= 400 {
-			at.retryAfter = resp.Header.Get("Retry-After")
-		}
-		at.onData()
-		resp.Body = &activityBody{ReadCloser: resp.Body, onData: at.onData, cache: at.cache}
-	}
-	return resp, err
-}
-
+// activityBody reports every read with data, so the idle timer sees
+// keep-alive comments as activity too.
 type activityBody struct {
-	io.ReadCloser
+	io.Reader
 	onData func()
-	cache  *cacheHitSniffer // nil: not looked for
 }
 
 func (b *activityBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
+	n, err := b.Reader.Read(p)
 	if n > 0 {
 		b.onData()
-		if b.cache != nil {
-			b.cache.feed(p[:n])
-		}
 	}
 	return n, err
 }
@@ -147,113 +131,259 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 			return
 		}
 		// The idle timer cancels the attempt when the endpoint goes quiet;
-		// every chunk received pushes it back.
+		// every byte received pushes it back.
 		actx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		idle := time.AfterFunc(p.o.IdleTimeout, func() { cancel(errStalled) })
 		defer idle.Stop()
-		at := &attempt{onData: func() { idle.Reset(p.o.IdleTimeout) }, cache: newCacheHitSniffer()}
-		actx = context.WithValue(actx, attemptKey{}, at)
-
-		started := false // a response arrived: later failures are the stream's
 		fail := func(err error) {
 			if ctx.Err() != nil {
-				yield(Event{}, ctx.Err())
-				return
+				err = ctx.Err()
+			} else if errors.Is(context.Cause(actx), errStalled) {
+				err = &Error{Kind: ErrStalled, URL: p.endpoint, Msg: fmt.Sprintf("nothing received for %s", p.o.IdleTimeout),
+					Hint: "The server may be overloaded or still loading the model; --stream-idle-timeout sets how long to wait", Err: err}
 			}
-			yield(Event{}, p.classify(err, context.Cause(actx), at.retryAfter, started))
+			yield(Event{}, err)
 		}
 
-		stream, err := p.client.CreateChatCompletionStream(actx, p.request(req))
+		body, err := json.Marshal(p.request(req))
 		if err != nil {
-			fail(err)
+			fail(&Error{Kind: ErrInvalidRequest, Msg: err.Error(), Err: err})
 			return
 		}
-		defer stream.Close()
-		started = true
-
-		var (
-			calls    toolCalls
-			respID   string
-			finish   Finish
-			usage    *Usage
-			outChars int
-		)
-		for {
-			chunk, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		hreq, err := http.NewRequestWithContext(actx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+		if err != nil {
+			fail(&Error{Kind: ErrInvalidRequest, URL: p.endpoint, Msg: err.Error(), Err: err})
+			return
+		}
+		hreq.Header.Set("Content-Type", "application/json")
+		hreq.Header.Set("Accept", "text/event-stream")
+		if p.o.APIKey != "" {
+			hreq.Header.Set("Authorization", "Bearer "+p.o.APIKey)
+		}
+		resp, err := p.client.Do(hreq)
+		if err != nil {
+			fail(p.transportError(err))
+			return
+		}
+		defer resp.Body.Close()
+		idle.Reset(p.o.IdleTimeout)
+		rb := &activityBody{Reader: resp.Body, onData: func() { idle.Reset(p.o.IdleTimeout) }}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			fail(p.statusError(resp, rb))
+			return
+		}
+		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		st := &streamState{p: p, yield: yield}
+		switch ct {
+		case "text/html", "application/xhtml+xml":
+			b, _ := io.ReadAll(io.LimitReader(rb, maxErrorBody))
+			fail(p.notAPI(resp.StatusCode, b))
+			return
+		case "application/json":
+			// A server that ignored stream: true answers in one piece.
+			b, err := io.ReadAll(io.LimitReader(rb, maxWholeBody))
 			if err != nil {
+				fail(p.transportError(err))
+				return
+			}
+			var c wireChunk
+			if json.Unmarshal(b, &c) != nil {
+				fail(p.notAPI(resp.StatusCode, b))
+				return
+			}
+			if err := st.chunk(&c); err != nil {
 				fail(err)
 				return
 			}
-			if respID == "" {
-				respID = chunk.ID
-			}
-			if chunk.Usage != nil {
-				usage = convertUsage(chunk.Usage)
-			}
-			for _, ch := range chunk.Choices {
-				if ch.Index != 0 {
-					continue // we never ask for n > 1
+			st.done = true
+		default:
+			sr := newSSEReader(rb)
+			for !st.done {
+				ev, err := sr.next()
+				if errors.Is(err, io.EOF) {
+					break
 				}
-				d := ch.Delta
-				if d.ReasoningContent != "" {
-					outChars += len(d.ReasoningContent)
-					if !yield(Event{Kind: EventThought, Text: d.ReasoningContent}, nil) {
-						return
-					}
-				}
-				if d.Content != "" {
-					outChars += len(d.Content)
-					if !yield(Event{Kind: EventText, Text: d.Content}, nil) {
-						return
-					}
-				}
-				for _, tc := range d.ToolCalls {
-					calls.add(tc)
-				}
-				if ch.FinishReason == finishResourcesExhausted {
-					fail(&Error{Kind: ErrServer, Msg: "the endpoint ran out of resources mid-answer (" + finishResourcesExhausted + ")"})
+				if errors.Is(err, errNotSSE) {
+					fail(p.notAPI(resp.StatusCode, sr.sniff()))
 					return
 				}
-				if ch.FinishReason != "" {
-					finish = convertFinish(ch.FinishReason)
+				if err != nil {
+					fail(p.transportError(err))
+					return
+				}
+				if err := st.event(ev); err != nil {
+					fail(err)
+					return
 				}
 			}
 		}
-		if finish == "" {
-			// go-openai reports "[DONE]" and a connection closed early alike
-			// as io.EOF; without a finish_reason the answer is incomplete.
-			fail(&Error{Kind: ErrTransport, Msg: "the stream ended before the response was complete"})
+		if st.stopped {
 			return
 		}
-		if finish == FinishStop && outChars == 0 && calls.len() == 0 {
-			// Nothing at all: a hiccup of the endpoint, worth another try.
-			fail(&Error{Kind: ErrServer, Msg: "the model returned an empty response"})
-			return
-		}
-		for _, c := range calls.complete(respID) {
-			outChars += len(c.Arguments)
-			if !yield(Event{Kind: EventToolCall, ToolCall: &c}, nil) {
-				return
-			}
-		}
-		if usage == nil {
-			usage = &Usage{InputTokens: estimateTokens(req), OutputTokens: outChars / estimateCharsPerT, Estimated: true}
-		} else if usage.CachedTokens == 0 && at.cache.hit > 0 {
-			usage.CachedTokens = at.cache.hit // DeepSeek's own field
-		}
-		usage.ContextWindow = p.o.ContextWindow
-		if !yield(Event{Kind: EventUsage, Usage: usage}, nil) {
-			return
-		}
-		if finish == FinishStop && calls.len() > 0 {
-			finish = FinishToolCalls // some servers say "stop" after tool calls
-		}
-		yield(Event{Kind: EventFinish, Finish: finish}, nil)
+		st.finishUp(req, fail)
 	}
+}
+
+// sniff is what the reader holds, for describing a non-API answer.
+func (s *sseReader) sniff() []byte {
+	b, _ := s.r.Peek(s.r.Buffered())
+	return append(append([]byte{}, s.last...), b...)
+}
+
+// streamState folds one response's chunks into events.
+type streamState struct {
+	p        *OpenAI
+	yield    func(Event, error) bool
+	calls    toolCalls
+	respID   string
+	finish   Finish
+	usage    *Usage
+	outChars int
+	done     bool // [DONE] or a whole response: nothing more will come
+	stopped  bool // the consumer stopped listening
+	sawData  bool
+}
+
+func (st *streamState) emit(ev Event) {
+	if !st.stopped && !st.yield(ev, nil) {
+		st.stopped = true
+	}
+}
+
+// event handles one server-sent event.
+func (st *streamState) event(ev sseEvent) error {
+	data := bytes.TrimSpace(ev.data)
+	if string(data) == "[DONE]" {
+		st.done = true
+		return nil
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	if ev.name == "error" {
+		msg, ok := errorBody(data)
+		if !ok {
+			msg = truncate(string(data), 300)
+		}
+		return st.p.streamError(wireError{Message: msg})
+	}
+	var c wireChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		if !st.sawData && len(data) > 0 && data[0] == '<' {
+			return st.p.notAPI(http.StatusOK, data)
+		}
+		return &Error{Kind: ErrMalformed, URL: st.p.endpoint, Msg: "a chunk is not JSON: " + truncate(string(data), 120), Err: err}
+	}
+	st.sawData = true
+	if err := st.chunk(&c); err != nil {
+		return err
+	}
+	if st.stopped {
+		st.done = true
+	}
+	return nil
+}
+
+// chunk handles one decoded chunk (or whole response).
+func (st *streamState) chunk(c *wireChunk) error {
+	if we, ok := parseWireError(c.Error); ok {
+		return st.p.streamError(we)
+	}
+	if st.respID == "" {
+		st.respID = c.ID
+	}
+	if c.Usage != nil {
+		st.usage = c.Usage.usage()
+	} else if c.XGroq != nil && c.XGroq.Usage != nil {
+		st.usage = c.XGroq.Usage.usage()
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue // we never ask for n > 1
+		}
+		d := ch.Delta
+		if d == nil {
+			d = ch.Message
+		}
+		if d != nil {
+			st.delta(d)
+		}
+		switch ch.FinishReason {
+		case "":
+		case "error":
+			// OpenRouter: the upstream provider failed mid-answer; the
+			// error object, when there is one, was handled above.
+			return st.p.streamError(wireError{Message: "the endpoint reported an error mid-answer (finish_reason \"error\")"})
+		case finishResourcesExhausted:
+			return st.p.streamError(wireError{Message: "the endpoint ran out of resources mid-answer (" + finishResourcesExhausted + ")"})
+		default:
+			st.finish = convertFinish(ch.FinishReason)
+		}
+	}
+	return nil
+}
+
+func (st *streamState) delta(d *wireDelta) {
+	// Both fields, when a server fills both, usually say the same thing.
+	if d.ReasoningContent != "" {
+		st.outChars += len(d.ReasoningContent)
+		st.emit(Event{Kind: EventThought, Text: d.ReasoningContent})
+	}
+	if d.Reasoning != "" && d.Reasoning != d.ReasoningContent {
+		st.outChars += len(d.Reasoning)
+		st.emit(Event{Kind: EventThought, Text: d.Reasoning})
+		if d.ReasoningContent == "" {
+			st.p.reasoningField.Store("reasoning")
+		}
+	}
+	text, thought := contentParts(d.Content)
+	if thought != "" {
+		st.outChars += len(thought)
+		st.emit(Event{Kind: EventThought, Text: thought})
+	}
+	if text != "" {
+		st.outChars += len(text)
+		st.emit(Event{Kind: EventText, Text: text})
+	}
+	if d.Refusal != "" {
+		st.outChars += len(d.Refusal)
+		st.emit(Event{Kind: EventText, Text: d.Refusal})
+	}
+	for _, tc := range d.ToolCalls {
+		st.calls.add(tc)
+	}
+}
+
+// finishUp checks the response is whole and yields its calls, usage and finish.
+func (st *streamState) finishUp(req *Request, fail func(error)) {
+	if st.finish == "" {
+		if !st.done {
+			// A connection closed early looks like a clean end to the
+			// reader; without a finish_reason or [DONE] the answer is cut.
+			fail(&Error{Kind: ErrTransport, URL: st.p.endpoint, Msg: "the stream ended before the response was complete"})
+			return
+		}
+		st.finish = FinishStop // [DONE] without a finish_reason (some local servers)
+	}
+	if st.finish == FinishStop && st.outChars == 0 && st.calls.len() == 0 {
+		// Nothing at all: a hiccup of the endpoint, worth another try.
+		fail(&Error{Kind: ErrServer, URL: st.p.endpoint, Msg: "the model returned an empty response"})
+		return
+	}
+	for _, c := range st.calls.complete(st.respID) {
+		st.outChars += len(c.Arguments)
+		st.emit(Event{Kind: EventToolCall, ToolCall: &c})
+	}
+	if st.usage == nil {
+		st.usage = &Usage{InputTokens: estimateTokens(req), OutputTokens: st.outChars / estimateCharsPerT, Estimated: true}
+	}
+	st.usage.ContextWindow = st.p.o.ContextWindow
+	st.emit(Event{Kind: EventUsage, Usage: st.usage})
+	if st.finish == FinishStop && st.calls.len() > 0 {
+		st.finish = FinishToolCalls // some servers say "stop" after tool calls
+	}
+	st.emit(Event{Kind: EventFinish, Finish: st.finish})
 }
 
 func (p *OpenAI) keyHint() string {
@@ -264,55 +394,168 @@ func (p *OpenAI) keyHint() string {
 	return fmt.Sprintf("Set %s to a valid key for %s (or name another variable with --api-key-env) and restart acp-bridge", env, p.o.BaseURL)
 }
 
-// classify turns whatever failed into an *Error. cause is the attempt
-// context's cause (errStalled when the idle timer fired).
-func (p *OpenAI) classify(err, cause error, retryAfter string, started bool) error {
-	var me *Error
-	if errors.As(err, &me) {
-		return me
-	}
-	if errors.Is(cause, errStalled) {
-		return &Error{Kind: ErrStalled, Msg: fmt.Sprintf("nothing received for %s", p.o.IdleTimeout), Err: err}
-	}
-	e := &Error{Err: err, RetryAfter: parseRetryAfter(retryAfter, time.Now())}
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
-	switch {
-	case errors.As(err, &apiErr) && apiErr.HTTPStatusCode != 0:
-		e.Status, e.Msg = apiErr.HTTPStatusCode, apiErr.Message
-		e.Kind = kindForStatus(e.Status, e.Msg)
-	case errors.As(err, &reqErr):
-		e.Status, e.Msg = reqErr.HTTPStatusCode, strings.TrimSpace(truncate(string(reqErr.Body), 300))
-		if e.Msg == "" {
-			e.Msg = reqErr.HTTPStatus
+// baseURLHint is the likely fix for an endpoint that does not serve
+// chat completions where we asked: most OpenAI-compatible servers serve
+// them under /v1, and a base URL without it is the usual mistake.
+func (p *OpenAI) baseURLHint() string {
+	base := strings.TrimRight(p.o.BaseURL, "/")
+	if u, err := url.Parse(base); err == nil && !strings.Contains(u.Path, "/v1") && !strings.Contains(u.Path, "/openai") {
+		if u.Path == "" {
+			return fmt.Sprintf("The base URL probably lacks /v1: try %s/v1", base)
 		}
-		e.Kind = kindForStatus(e.Status, e.Msg)
-	case errors.As(err, &apiErr):
-		// An error object inside the event stream: the server gave up mid-answer.
-		e.Msg = apiErr.Message
-		e.Kind = ErrServer
-		if contextWindowMessage(e.Msg) {
-			e.Kind = ErrContextWindow
+		return fmt.Sprintf("The base URL probably should end in /v1 (e.g. %s://%s/v1)", u.Scheme, u.Host)
+	}
+	return fmt.Sprintf("Check the base URL (%s): it should be the part before /chat/completions", base)
+}
+
+// statusError describes an HTTP error response.
+func (p *OpenAI) statusError(resp *http.Response, body io.Reader) error {
+	b, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
+	e := &Error{Status: resp.StatusCode, URL: p.endpoint, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	html := ct == "text/html" || looksHTML(b)
+	switch msg, ok := errorBody(b); {
+	case html:
+		// A proxy's error page: its title says enough, the markup is noise.
+		e.Msg = "an HTML error page"
+		if t := htmlTitle(b); t != "" {
+			e.Msg += fmt.Sprintf(" (%q)", t)
 		}
+	case ok:
+		e.Msg = truncate(strings.TrimSpace(msg), 300)
 	default:
-		var se *json.SyntaxError
-		var ue *url.Error
-		var ne net.Error
-		switch {
-		case errors.As(err, &se):
-			e.Kind, e.Msg = ErrMalformed, err.Error()
-		case started || errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF):
-			e.Kind, e.Msg = ErrTransport, err.Error()
-		default:
-			// Refused by the client library before anything was sent (its
-			// own checks of the request): sending it again cannot help.
-			e.Kind, e.Msg = ErrInvalidRequest, err.Error()
+		e.Msg = truncate(strings.TrimSpace(string(b)), 200)
+	}
+	e.Kind = kindForStatus(e.Status, e.Msg)
+	switch {
+	case e.Kind == ErrAuth:
+		e.Hint, e.KeyEnv = p.keyHint(), p.o.APIKeyEnv
+	case e.Status == http.StatusNotFound && strings.Contains(strings.ToLower(e.Msg), "model"):
+		e.Hint = fmt.Sprintf("Check the model name (%q)", p.o.Model)
+	case e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed:
+		e.Kind = ErrNotAPI
+		e.Hint = p.baseURLHint()
+	case html && e.Status < 500 && e.Kind != ErrRateLimit:
+		e.Kind = ErrNotAPI
+		e.Hint = p.baseURLHint()
+	}
+	return e
+}
+
+// notAPI describes a 2xx answer that is not an API response (an HTML page
+// from a web server or captive portal, or some other text).
+func (p *OpenAI) notAPI(status int, b []byte) error {
+	e := &Error{Kind: ErrNotAPI, URL: p.endpoint, Hint: p.baseURLHint()}
+	if looksHTML(b) || len(b) == 0 {
+		e.Msg = "it answered with a web page"
+		if t := htmlTitle(b); t != "" {
+			e.Msg += fmt.Sprintf(" (%q)", t)
 		}
+	} else {
+		e.Msg = "it answered " + truncate(strings.TrimSpace(string(bytes.ToValidUTF8(b, nil))), 80)
+	}
+	if status != http.StatusOK {
+		e.Status = status
+	}
+	return e
+}
+
+// streamError is an error the endpoint reported inside a 200 response.
+func (p *OpenAI) streamError(we wireError) error {
+	e := &Error{Kind: ErrServer, URL: p.endpoint, Msg: we.Message}
+	if e.Msg == "" {
+		e.Msg = "an error object without a message"
+	}
+	if we.Metadata != nil && we.Metadata.ProviderName != "" {
+		e.Msg += " (" + we.Metadata.ProviderName + ")"
+	}
+	var code string
+	_ = json.Unmarshal(we.Code, &code)
+	tags := strings.ToLower(we.Type + " " + code)
+	switch st := we.codeStatus(); {
+	case st != 0:
+		e.Kind = kindForStatus(st, e.Msg)
+	case strings.Contains(tags, "rate_limit"):
+		e.Kind = ErrRateLimit
+	case contextWindowMessage(e.Msg) || strings.Contains(tags, "context_length"):
+		e.Kind = ErrContextWindow
+	case strings.Contains(tags, "invalid_request"):
+		e.Kind = ErrInvalidRequest
 	}
 	if e.Kind == ErrAuth {
 		e.Hint, e.KeyEnv = p.keyHint(), p.o.APIKeyEnv
 	}
 	return e
+}
+
+// transportError describes a request that got no HTTP answer, or whose
+// body broke off.
+func (p *OpenAI) transportError(err error) error {
+	var me *Error
+	if errors.As(err, &me) {
+		return me
+	}
+	e := &Error{Kind: ErrTransport, URL: p.endpoint, Err: err}
+	var dns *net.DNSError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var certErr x509.CertificateInvalidError
+	var recErr tls.RecordHeaderError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		e.Kind, e.Msg = ErrUnreachable, "connection refused"
+		e.Hint = "Is the server running? Check the base URL (" + p.o.BaseURL + ")"
+	case errors.As(err, &dns) && dns.IsNotFound:
+		e.Kind, e.Msg = ErrUnreachable, "no such host "+dns.Name
+		e.Hint = "Check the base URL (" + p.o.BaseURL + ")"
+	case errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &certErr):
+		e.Kind, e.Msg = ErrUnreachable, "its TLS certificate is not valid: "+innerError(err)
+	case errors.As(err, &recErr):
+		e.Kind, e.Msg = ErrUnreachable, "it does not speak TLS"
+		e.Hint = "Use http:// rather than https:// in the base URL"
+	default:
+		e.Msg = innerError(err)
+	}
+	return e
+}
+
+// innerError drops the "Post \"url\": " prefix net/http puts on its errors;
+// the URL is named once, by Error.
+func innerError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "the connection closed mid-response"
+	}
+	return err.Error()
+}
+
+func looksHTML(b []byte) bool {
+	b = bytes.TrimSpace(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")))
+	if len(b) == 0 || b[0] != '<' {
+		return false
+	}
+	head := strings.ToLower(string(b[:min(len(b), 256)]))
+	return strings.HasPrefix(head, "<!doctype") || strings.Contains(head, "<html") || strings.Contains(head, "<head") ||
+		strings.Contains(head, "<body") || strings.Contains(head, "<title") || strings.Contains(head, "<center") || strings.Contains(head, "<h1")
+}
+
+var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>`)
+
+func htmlTitle(b []byte) string {
+	m := titleRE.FindSubmatch(b)
+	if m == nil {
+		return ""
+	}
+	t := m[1]
+	if len(t) == 0 {
+		t = m[2]
+	}
+	s := strings.Join(strings.Fields(string(t)), " ")
+	s = regexp.MustCompile(`<[^>]*>`).ReplaceAllString(s, "")
+	return truncate(s, 80)
 }
 
 func truncate(s string, n int) string {
@@ -326,49 +569,57 @@ func truncate(s string, n int) string {
 }
 
 // request converts the conversation to the wire request.
-func (p *OpenAI) request(req *Request) openai.ChatCompletionRequest {
-	out := openai.ChatCompletionRequest{
+func (p *OpenAI) request(req *Request) wireRequest {
+	out := wireRequest{
 		Model:         p.o.Model,
 		Stream:        true,
-		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+		StreamOptions: &streamOptions{IncludeUsage: true},
+		Messages:      make([]wireMessage, 0, len(req.Messages)),
 	}
 	if reasoningModel(p.o.Model) {
 		// OpenAI's reasoning models take max_completion_tokens only.
 		out.MaxCompletionTokens = p.o.MaxTokens
+		out.ReasoningEffort = req.ReasoningEffort
 	} else {
 		// max_tokens is what DeepSeek, Ollama, vLLM and llama.cpp read; the
 		// newer field is OpenAI's alone.
-		out.MaxTokens = p.o.MaxTokens //lint:ignore SA1019 see above
+		out.MaxTokens = p.o.MaxTokens
 	}
+	field, _ := p.reasoningField.Load().(string)
 	for _, m := range req.Messages {
-		w := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		w := wireMessage{Role: m.Role, ToolCallID: m.ToolCallID}
+		if m.Content != "" {
+			w.Content = m.Content
+		}
 		switch m.Role {
 		case RoleAssistant:
-			// DeepSeek's thinking mode wants the reasoning of earlier turns
-			// back, and requires it on turns that called tools.
-			w.ReasoningContent = m.Reasoning
+			if field == "reasoning" {
+				w.Reasoning = m.Reasoning
+			} else {
+				w.ReasoningContent = m.Reasoning
+			}
 			for _, c := range m.ToolCalls {
 				args := string(c.Arguments)
 				if args == "" {
 					args = "{}"
 				}
-				w.ToolCalls = append(w.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
-					Function: openai.FunctionCall{Name: c.Name, Arguments: args}})
+				w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: c.ID, Type: "function",
+					Function: wireFunctionCall{Name: c.Name, Arguments: args}})
 			}
 		case RoleTool:
-			if w.Content == "" {
+			if m.Content == "" {
 				w.Content = "(no output)" // several servers reject an empty tool message
 			}
 		case RoleUser:
 			if len(m.Images) > 0 && p.o.Images {
-				w.Content = ""
+				var parts []wirePart
 				if m.Content != "" {
-					w.MultiContent = append(w.MultiContent, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: m.Content})
+					parts = append(parts, wirePart{Type: "text", Text: m.Content})
 				}
 				for _, img := range m.Images {
-					w.MultiContent = append(w.MultiContent, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL,
-						ImageURL: &openai.ChatMessageImageURL{URL: "data:" + img.MimeType + ";base64," + img.Data}})
+					parts = append(parts, wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: "data:" + img.MimeType + ";base64," + img.Data}})
 				}
+				w.Content = parts
 			}
 		}
 		out.Messages = append(out.Messages, w)
@@ -378,7 +629,7 @@ func (p *OpenAI) request(req *Request) openai.ChatCompletionRequest {
 		if len(params) == 0 {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		out.Tools = append(out.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		out.Tools = append(out.Tools, wireTool{Type: "function", Function: wireFunction{
 			Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	return out
@@ -387,6 +638,16 @@ func (p *OpenAI) request(req *Request) openai.ChatCompletionRequest {
 // finishResourcesExhausted is DeepSeek's finish_reason for an answer cut
 // short by load on its side.
 const finishResourcesExhausted = "insufficient_system_resource"
+
+// ReasoningEfforts are the reasoning_effort values a model takes, in
+// increasing effort; nil for a model that takes none (the endpoint would
+// refuse the field, or ignore it).
+func ReasoningEfforts(name string) []string {
+	if reasoningModel(name) {
+		return []string{"low", "medium", "high"}
+	}
+	return nil
+}
 
 func reasoningModel(name string) bool {
 	for _, pre := range []string{"o1", "o3", "o4", "gpt-5"} {
@@ -397,24 +658,16 @@ func reasoningModel(name string) bool {
 	return false
 }
 
-func convertFinish(r openai.FinishReason) Finish {
+func convertFinish(r string) Finish {
 	switch r {
-	case openai.FinishReasonToolCalls, openai.FinishReasonFunctionCall:
+	case "tool_calls", "function_call":
 		return FinishToolCalls
-	case openai.FinishReasonLength:
+	case "length", "max_tokens":
 		return FinishLength
-	case openai.FinishReasonContentFilter:
+	case "content_filter", "safety":
 		return FinishContentFilter
 	}
 	return FinishStop
-}
-
-func convertUsage(u *openai.Usage) *Usage {
-	out := &Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
-	if u.PromptTokensDetails != nil {
-		out.CachedTokens = u.PromptTokensDetails.CachedTokens
-	}
-	return out
 }
 
 // estimateTokens guesses the prompt size for endpoints that report no usage.
@@ -430,71 +683,4 @@ func estimateTokens(req *Request) int {
 		n += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
 	return n / estimateCharsPerT
-}
-
-// toolCalls assembles calls from streamed deltas: the first delta of a call
-// carries its id and name, later ones pieces of the arguments, all keyed by index.
-type toolCalls struct {
-	byIdx map[int]*partialCall
-	order []int
-}
-
-type partialCall struct {
-	id, name string
-	args     strings.Builder
-}
-
-func (t *toolCalls) add(d openai.ToolCall) {
-	if t.byIdx == nil {
-		t.byIdx = map[int]*partialCall{}
-	}
-	idx := -1
-	switch {
-	case d.Index != nil:
-		idx = *d.Index
-	case len(t.order) > 0 && (d.ID == "" || t.byIdx[t.order[len(t.order)-1]].id == d.ID):
-		// No index (some servers): a delta without a new id continues the last call.
-		idx = t.order[len(t.order)-1]
-	default:
-		idx = len(t.order)
-		for slices.Contains(t.order, idx) {
-			idx++
-		}
-	}
-	c := t.byIdx[idx]
-	if c == nil {
-		c = &partialCall{}
-		t.byIdx[idx] = c
-		t.order = append(t.order, idx)
-	}
-	if d.ID != "" {
-		c.id = d.ID
-	}
-	if d.Function.Name != "" {
-		c.name = d.Function.Name
-	}
-	c.args.WriteString(d.Function.Arguments)
-}
-
-func (t *toolCalls) len() int { return len(t.order) }
-
-// complete returns the calls in index order. A call the server gave no id
-// gets one derived from the response id, so the tool result can refer back to it.
-func (t *toolCalls) complete(respID string) []ToolCall {
-	idx := slices.Clone(t.order)
-	slices.Sort(idx)
-	out := make([]ToolCall, 0, len(idx))
-	for i, k := range idx {
-		c := t.byIdx[k]
-		id := c.id
-		if id == "" {
-			id = fmt.Sprintf("call_%s_%d", respID, i+1)
-		}
-		args := strings.TrimSpace(c.args.String())
-		if args == "" {
-			args = "{}"
-		}
-		out = append(out, ToolCall{ID: id, Name: c.name, Arguments: json.RawMessage(args)})
-	}
-	return out
 }

@@ -134,6 +134,7 @@ type result struct {
 	usage         *Usage
 	finish        Finish
 	retries       []*RetryInfo
+	discards      int
 	err           error
 }
 
@@ -162,7 +163,8 @@ func collectStream(t *testing.T, p Provider, req *Request) result {
 			r.finish = ev.Finish
 		case EventRetry:
 			r.retries = append(r.retries, ev.Retry)
-			// A retry voids what came before it.
+		case EventDiscard:
+			r.discards++
 			r.thought, r.text, r.calls, r.usage = "", "", nil, nil
 		}
 	}
@@ -394,8 +396,8 @@ func TestOpenAIFailures(t *testing.T) {
 		wantText:  "fine",
 		wantCalls: 2,
 	}, {
-		name:      "stream ends without a finish reason",
-		plays:     []sse{{events: []string{chunk(`{"content":"par"}`, "")}}},
+		name:      "stream ends without a finish reason or [DONE]",
+		plays:     []sse{{events: []string{chunk(`{"content":"par"}`, "")}, noDone: true}},
 		retries:   1,
 		wantKind:  ErrTransport,
 		wantCalls: 2,
@@ -550,6 +552,8 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
+// TestOpenAIUnreachable: nothing listens at the address; that is not
+// worth retrying, and the error names the URL and the likely fix.
 func TestOpenAIUnreachable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
@@ -557,8 +561,13 @@ func TestOpenAIUnreachable(t *testing.T) {
 	rs := &recordSleep{}
 	got := collectStream(t, Retry(provider(t, url, nil), RetryOptions{Retries: 2, Sleep: rs.sleep}), nil)
 	var me *Error
-	if !errors.As(got.err, &me) || me.Kind != ErrTransport || len(got.retries) != 2 {
-		t.Fatalf("err = %v (%d retries), want a transport error after 2 retries", got.err, len(got.retries))
+	if !errors.As(got.err, &me) || me.Kind != ErrUnreachable || len(got.retries) != 0 {
+		t.Fatalf("err = %v (%d retries), want an unreachable error without retries", got.err, len(got.retries))
+	}
+	for _, s := range []string{url + "/chat/completions", "connection refused", "Is the server running"} {
+		if !strings.Contains(got.err.Error(), s) {
+			t.Errorf("error %q lacks %q", got.err, s)
+		}
 	}
 }
 
@@ -571,6 +580,25 @@ func TestOpenAIMaxTokensField(t *testing.T) {
 		}
 		if m.bodies[0][field] != float64(99) {
 			t.Errorf("%s: %s = %v in %v", model, field, m.bodies[0][field], m.bodies[0])
+		}
+	}
+}
+
+// reasoning_effort goes to the models that take one (ReasoningEfforts)
+// and to no other: an endpoint may refuse a field its model does not know.
+func TestOpenAIReasoningEffort(t *testing.T) {
+	for model, want := range map[string]any{"o3-mini": "high", "gpt-5": "high", "deepseek-chat": nil, "gpt-4.1": nil} {
+		m, srv := newMock(t, sse{events: []string{chunk(`{"content":"ok"}`, "stop")}})
+		p := provider(t, srv.URL, func(o *OpenAIOptions) { o.Model = model })
+		req := &Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}, ReasoningEffort: "high"}
+		if r := collectStream(t, p, req); r.err != nil {
+			t.Fatalf("%s: %v", model, r.err)
+		}
+		if got := m.bodies[0]["reasoning_effort"]; got != want {
+			t.Errorf("%s: reasoning_effort = %v, want %v", model, got, want)
+		}
+		if takes := ReasoningEfforts(model) != nil; takes != (want != nil) {
+			t.Errorf("%s: ReasoningEfforts = %v", model, ReasoningEfforts(model))
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 func (UserMessage) EventType() string      { return TypeUserMessage }
 func (UserContext) EventType() string      { return TypeUserContext }
 func (AssistantChunk) EventType() string   { return TypeAssistantChunk }
+func (AttemptAbandoned) EventType() string { return TypeAttemptAbandoned }
 func (AssistantMessage) EventType() string { return TypeAssistantMessage }
 func (ToolCall) EventType() string         { return TypeToolCall }
 func (ToolStatus) EventType() string       { return TypeToolStatus }
@@ -33,10 +34,12 @@ func (SystemPrompt) EventType() string     { return TypeSystemPrompt }
 func (Compaction) EventType() string       { return TypeCompaction }
 func (CompactionChunk) EventType() string  { return TypeCompactionChunk }
 func (Prune) EventType() string            { return TypePrune }
+func (ClientPrompt) EventType() string     { return TypeClientPrompt }
 
 func (UserMessage) sealed()      {}
 func (UserContext) sealed()      {}
 func (AssistantChunk) sealed()   {}
+func (AttemptAbandoned) sealed() {}
 func (AssistantMessage) sealed() {}
 func (ToolCall) sealed()         {}
 func (ToolStatus) sealed()       {}
@@ -56,6 +59,7 @@ func (SystemPrompt) sealed()     {}
 func (Compaction) sealed()       {}
 func (CompactionChunk) sealed()  {}
 func (Prune) sealed()            {}
+func (ClientPrompt) sealed()     {}
 
 // decoders read the payload of each event type a log may hold. A new
 // persisted event type goes here (TestEveryEventTypeIsKnown fails until it
@@ -64,6 +68,7 @@ var decoders = map[string]func([]byte) (Payload, error){
 	TypeUserMessage:      decode[UserMessage],
 	TypeUserContext:      decode[UserContext],
 	TypeAssistantChunk:   decode[AssistantChunk],
+	TypeAttemptAbandoned: decode[AttemptAbandoned],
 	TypeAssistantMessage: decode[AssistantMessage],
 	TypeToolCall:         decode[ToolCall],
 	TypeToolStatus:       decode[ToolStatus],
@@ -81,6 +86,7 @@ var decoders = map[string]func([]byte) (Payload, error){
 	TypeCompaction:       decode[Compaction],
 	TypeCompactionChunk:  decode[CompactionChunk],
 	TypePrune:            decode[Prune],
+	TypeClientPrompt:     decode[ClientPrompt],
 }
 
 func decode[T Payload](data []byte) (Payload, error) {

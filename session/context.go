@@ -16,7 +16,10 @@ const (
 // environment. Logged so a reload sends the same bytes (the prompt cache
 // and the model see one session, not two).
 type SystemPrompt struct {
-	Text         string            `json:"text"`
+	Text string `json:"text"`
+	// Env is the environment block alone (it is also in Text): what a
+	// client prompt in override mode keeps of the agent's own.
+	Env          string            `json:"env,omitempty"`
 	Instructions []InstructionFile `json:"instructions,omitempty"`
 }
 

@@ -29,6 +29,10 @@ type Controls struct {
 	// Tools is the tools mode (native, code, both) among ToolsModes.
 	Tools      string   `json:"tools,omitempty"`
 	ToolsModes []Choice `json:"toolsModes,omitempty"`
+	// Effort is the reasoning effort among Efforts, offered when the model
+	// takes one (the thought_level option).
+	Effort  string   `json:"effort,omitempty"`
+	Efforts []Choice `json:"efforts,omitempty"`
 	// Initial marks the controls a session was created with: the editor
 	// had them in the session/new response, so neither live nor a replay
 	// sends an update for them.

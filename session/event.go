@@ -16,13 +16,16 @@ import (
 const (
 	TypeUserMessage    = "user/message"    // UserMessage
 	TypeAssistantChunk = "assistant/chunk" // AssistantChunk
-	TypeToolCall       = "tool/call"       // ToolCall
-	TypeToolStatus     = "tool/status"     // ToolStatus
-	TypeToolOutput     = "tool/output"     // ToolOutput; transient, never persisted
-	TypeToolResult     = "tool/result"     // ToolResult
-	TypeNotice         = "notice"          // Notice: a message from the agent itself
-	TypeTurnStart      = "turn/start"      // TurnStart
-	TypeTurnEnd        = "turn/end"        // TurnEnd
+	// TypeAttemptAbandoned: a retried model request answered differently,
+	// so the chunks of the request before it are void (AttemptAbandoned).
+	TypeAttemptAbandoned = "assistant/abandoned"
+	TypeToolCall         = "tool/call"   // ToolCall
+	TypeToolStatus       = "tool/status" // ToolStatus
+	TypeToolOutput       = "tool/output" // ToolOutput; transient, never persisted
+	TypeToolResult       = "tool/result" // ToolResult
+	TypeNotice           = "notice"      // Notice: a message from the agent itself
+	TypeTurnStart        = "turn/start"  // TurnStart
+	TypeTurnEnd          = "turn/end"    // TurnEnd
 )
 
 // Event is one line of a session log: a sequence number, a time and one
@@ -70,6 +73,14 @@ type AssistantChunk struct {
 	MessageID string `json:"messageId,omitempty"`
 }
 
+// AttemptAbandoned follows the chunks of a model request that a retry
+// replaced with a different answer: a replay leaves those chunks out, so a
+// reloaded thread shows the answer once. Note is what the editor is told
+// live, where the chunks are already on screen.
+type AttemptAbandoned struct {
+	Note string `json:"note,omitempty"`
+}
+
 // ToolCall is logged when a call is made, before any policy runs.
 type ToolCall struct {
 	CallID string          `json:"callId"`
@@ -97,9 +108,15 @@ type ToolResult struct {
 }
 
 // Notice is text the agent itself says to the user (configuration hints,
-// model failures, retries); the model does not see it.
+// model failures, retries); the model does not see it. Text is how it reads
+// as agent text; Severity ("info", "warning", "error"), Title and
+// Description are the same news as a notice, for clients that show them
+// (an event without a Title gets one made from Text).
 type Notice struct {
-	Text string `json:"text"`
+	Text        string `json:"text"`
+	Severity    string `json:"severity,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // TurnStart and TurnEnd bracket one prompt turn.

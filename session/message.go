@@ -21,9 +21,21 @@ type AssistantMessage struct {
 // raw JSON: a model can write broken JSON, and the context must hold it
 // byte for byte (the model is shown its own words again).
 type MessageCall struct {
-	ID        string `json:"id"`
+	ID        string `json:"id"` // the endpoint's id, sent back to it
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// CardID is the call's id in the editor and in the tool events, when
+	// it differs from ID: endpoints that repeat ids (call_0 in every
+	// response) would otherwise merge cards.
+	CardID string `json:"cardId,omitempty"`
+}
+
+// Card is the id the call's card and tool events use.
+func (c MessageCall) Card() string {
+	if c.CardID != "" {
+		return c.CardID
+	}
+	return c.ID
 }
 
 // TypeUserContext is logged when the turn's prompt (its user/message) enters

@@ -1,17 +1,22 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -25,16 +30,19 @@ import (
 type config struct {
 	configPath string
 
-	model     string // provider/name, a model name, or script:FILE
-	modelSet  bool   // model was chosen explicitly (file, env or flag)
-	baseURL   string
-	apiKeyEnv string
+	model       string // provider/name, a model name, or script:FILE
+	modelSet    bool   // model was chosen explicitly (file, env or flag)
+	modelFrom   string // where: "--model", "ACP_BRIDGE_MODEL" or the config file
+	baseURL     string
+	baseURLFrom string // "--base-url" or "OPENAI_BASE_URL", for errors
+	apiKeyEnv   string
 
 	permissionMode string
 	toolsMode      string
 
 	maxTurn           int
 	maxTokens         int
+	maxTokensFlag     bool // --max-tokens: for the chosen model, over its own setting
 	contextWindow     int
 	images            bool
 	imagesSet         bool
@@ -127,7 +135,11 @@ Models:
   Any OpenAI-compatible chat-completions endpoint works (OpenAI, Ollama, vLLM,
   llama.cpp's server, LM Studio): give --base-url (or OPENAI_BASE_URL) and
   --model; the key is read from --api-key-env NAME, else OPENAI_API_KEY (a
-  local server needs none). --model script:FILE replays a scripted model.
+  local server needs none). With --base-url the picker offers that endpoint's
+  models (its /models list, when it answers within 1.5s) and the config file's
+  providers, not the DeepSeek ones. --model script:FILE replays a scripted model.
+  Failed requests are retried (429, 5xx, dropped or stalled streams) within two
+  minutes in all; a refused connection or a non-API answer ends the turn at once.
 
 Environment:
   ACP_BRIDGE_CONFIG             the config file (like --config)
@@ -175,9 +187,26 @@ Config file (YAML; every key optional):
 
 var errVersion = errors.New("version")
 
+// usageError is a mistake on the command line: its message is followed by
+// one line saying where help is, not the whole help.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// printStartError prints a start-up error once, on stderr.
+func printStartError(stderr io.Writer, name string, err error) {
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "Run '%s --help' for the flags and settings.\n", name)
+	}
+}
+
 // parseFlags reads the flags and the environment and loads the config
-// file. Flags and variables override the file.
-func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.FlagSet, error) {
+// file. Flags and variables override the file. It prints nothing but
+// --help (to stdout); the caller prints the error.
+func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.FlagSet, error) {
 	var f struct {
 		config, model, baseURL, apiKeyEnv, permissionMode, toolsMode, logLevel, logFile, stateDir string
 		maxTurn, maxTokens, contextWindow, retries                                                int
@@ -185,7 +214,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 		images, version, offerBypass                                                              bool
 	}
 	fl := flag.NewFlagSet(name, flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl.SetOutput(io.Discard) // errors are printed once, by the caller
 	fl.StringVar(&f.config, "config", "", "the YAML config file (env ACP_BRIDGE_CONFIG; default $XDG_CONFIG_HOME/acp-bridge/config.yaml, if it exists)")
 	fl.StringVar(&f.model, "model", "", "the model: provider/name, a model name, or script:FILE to replay a scripted model (env ACP_BRIDGE_MODEL; default deepseek-chat)")
 	fl.StringVar(&f.baseURL, "base-url", "", "an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL; default https://api.deepseek.com)")
@@ -197,30 +226,50 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "max_tokens of each response (default: the endpoint's)")
 	fl.IntVar(&f.contextWindow, "context-window", 0, "the model's context window in tokens, reported with usage (default 128000)")
 	fl.BoolVar(&f.images, "images", false, "the model accepts images (advertises image prompts)")
-	fl.IntVar(&f.retries, "retries", 0, "retries of a failed model request: 429, 5xx, transport errors, stalled streams (default 5; 0: none)")
-	fl.DurationVar(&f.idle, "stream-idle-timeout", 0, "a model stream silent this long is retried (default 2m)")
+	fl.IntVar(&f.retries, "retries", 0, "retries of a failed model request: 429, 5xx, dropped connections, stalled streams (default 5; 0: none)")
+	fl.DurationVar(&f.idle, "stream-idle-timeout", 0, "a model endpoint silent this long is retried (default 2m)")
 	fl.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (env ACP_BRIDGE_LOG_LEVEL; default info, or warn when stderr is not a terminal and there is no --log-file)")
 	fl.StringVar(&f.logFile, "log-file", "", "append logs to this file instead of stderr (env ACP_BRIDGE_LOG_FILE)")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where session logs are kept, for session/load, resume and list; empty keeps sessions in memory only (env ACP_BRIDGE_STATE_DIR; default $XDG_STATE_HOME/acp-bridge/sessions)")
 	fl.BoolVar(&f.version, "version", false, "print the version and exit")
-	fl.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fl.PrintDefaults()
-		fmt.Fprint(stderr, usageMore)
-	}
+	fl.Usage = func() {}
 	if err := fl.Parse(args); err != nil {
-		return nil, nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fl.SetOutput(stdout)
+			fl.PrintDefaults()
+			fmt.Fprint(stdout, usageMore)
+			return nil, nil, err
+		}
+		return nil, nil, usageError{err}
 	}
 	if f.version {
 		return nil, fl, errVersion
 	}
 	if fl.NArg() > 0 {
-		err := fmt.Errorf("unexpected argument %q (see --help)", fl.Arg(0))
-		fmt.Fprintf(stderr, "acp-bridge: %v\n", err)
-		return nil, nil, err
+		return nil, nil, usageError{fmt.Errorf("unexpected argument %q", fl.Arg(0))}
 	}
 	set := map[string]bool{}
 	fl.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"max-turn-requests", f.maxTurn}, {"max-tokens", f.maxTokens}, {"context-window", f.contextWindow}, {"retries", f.retries}} {
+		if set[n.name] && n.v < 0 {
+			return nil, nil, usageError{fmt.Errorf("--%s must be 0 or more, not %d", n.name, n.v)}
+		}
+	}
+	if set["max-turn-requests"] && f.maxTurn == 0 {
+		return nil, nil, usageError{errors.New("--max-turn-requests must be at least 1")}
+	}
+	if set["stream-idle-timeout"] && f.idle <= 0 {
+		return nil, nil, usageError{fmt.Errorf("--stream-idle-timeout must be positive, not %s", f.idle)}
+	}
+	if set["base-url"] {
+		if err := checkURL(f.baseURL); err != nil {
+			return nil, nil, usageError{fmt.Errorf("--base-url %q %v", f.baseURL, err)}
+		}
+	}
 
 	cfg := &config{permissionMode: agent.ModeAsk, toolsMode: "native", maxTurn: 50, retries: 5, stateDir: defaultStateDir()}
 
@@ -234,7 +283,6 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	}
 	if path != "" {
 		if err := cfg.loadFile(path, explicit); err != nil {
-			fmt.Fprintf(stderr, "acp-bridge: %v\n", err)
 			return nil, nil, err
 		}
 	}
@@ -246,9 +294,14 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 		}
 	}
 	if v := os.Getenv("ACP_BRIDGE_MODEL"); v != "" {
-		cfg.model, cfg.modelSet = v, true
+		cfg.model, cfg.modelSet, cfg.modelFrom = v, true, "ACP_BRIDGE_MODEL"
 	}
-	envStr(&cfg.baseURL, model.OpenAIBaseURLEnv)
+	if v := os.Getenv(model.OpenAIBaseURLEnv); v != "" {
+		if err := checkURL(v); err != nil {
+			return nil, nil, fmt.Errorf("%s=%q %v", model.OpenAIBaseURLEnv, v, err)
+		}
+		cfg.baseURL, cfg.baseURLFrom = v, model.OpenAIBaseURLEnv
+	}
 	envStr(&cfg.permissionMode, "ACP_BRIDGE_PERMISSION_MODE")
 	envStr(&cfg.toolsMode, "ACP_BRIDGE_TOOLS_MODE")
 	envStr(&cfg.logLevel, "ACP_BRIDGE_LOG_LEVEL")
@@ -259,24 +312,24 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 	if v := os.Getenv("ACP_BRIDGE_OFFER_BYPASS"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			fmt.Fprintf(stderr, "acp-bridge: ACP_BRIDGE_OFFER_BYPASS=%q is not true or false\n", v)
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("ACP_BRIDGE_OFFER_BYPASS=%q is not true or false", v)
 		}
 		cfg.offerBypass = b
 	}
 	if v := os.Getenv("ACP_BRIDGE_MAX_TURN_REQUESTS"); v != "" {
-		if _, err := fmt.Sscan(v, &cfg.maxTurn); err != nil {
-			fmt.Fprintf(stderr, "acp-bridge: ACP_BRIDGE_MAX_TURN_REQUESTS=%q is not a number\n", v)
-			return nil, nil, err
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, nil, fmt.Errorf("ACP_BRIDGE_MAX_TURN_REQUESTS=%q must be a whole number of at least 1", v)
 		}
+		cfg.maxTurn = n
 	}
 
 	// The flags.
 	if set["model"] {
-		cfg.model, cfg.modelSet = f.model, true
+		cfg.model, cfg.modelSet, cfg.modelFrom = f.model, true, "--model"
 	}
 	if set["base-url"] {
-		cfg.baseURL = f.baseURL
+		cfg.baseURL, cfg.baseURLFrom = f.baseURL, "--base-url"
 	}
 	if set["api-key-env"] {
 		cfg.apiKeyEnv = f.apiKeyEnv
@@ -297,7 +350,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 		cfg.maxTurn = f.maxTurn
 	}
 	if set["max-tokens"] {
-		cfg.maxTokens = f.maxTokens
+		cfg.maxTokens, cfg.maxTokensFlag = f.maxTokens, true
 	}
 	if set["context-window"] {
 		cfg.contextWindow = f.contextWindow
@@ -318,10 +371,18 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, *flag.Fl
 		cfg.logFile = f.logFile
 	}
 	if err := cfg.check(); err != nil {
-		fmt.Fprintf(stderr, "acp-bridge: %v\n", err)
 		return nil, nil, err
 	}
 	return cfg, fl, nil
+}
+
+// checkURL says what is wrong with an endpoint URL, nil when nothing is.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("is not an http(s) URL (e.g. http://localhost:11434/v1)")
+	}
+	return nil
 }
 
 func defaultConfigPath() string {
@@ -337,7 +398,8 @@ func defaultConfigPath() string {
 }
 
 // loadFile applies the config file. A missing default file is no error; a
-// missing file that was asked for is.
+// missing file that was asked for is. Errors name the file, the line and
+// the key, in the file's own terms.
 func (c *config) loadFile(path string, explicit bool) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -347,20 +409,38 @@ func (c *config) loadFile(path string, explicit bool) error {
 		return fmt.Errorf("config file: %w", err)
 	}
 	c.configPath = path
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true) // a misspelt key is an error, not a silent default
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("config file %s: %s", path, fmt.Sprintf(format, args...))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return bad("%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return nil // empty, or only comments
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return bad("line %d: expected a mapping of settings (key: value)", root.Line)
+	}
+	if err := checkKeys(root, reflect.TypeOf(fileConfig{}), ""); err != nil {
+		return bad("%v", err)
+	}
 	var fc fileConfig
-	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("config file %s: %w", path, err)
+	if err := root.Decode(&fc); err != nil {
+		return bad("%s", yamlTypeError(root, err))
 	}
 	if fc.Model != "" {
-		c.model, c.modelSet = fc.Model, true
+		c.model, c.modelSet, c.modelFrom = fc.Model, true, "the config file"
 	}
 	if fc.PermissionMode != "" {
 		c.permissionMode = fc.PermissionMode
 	}
 	if fc.Tools.Mode != "" {
 		c.toolsMode = fc.Tools.Mode
+	}
+	if fc.Limits.MaxTurnRequests < 0 || fc.Limits.MaxTokens < 0 || (fc.Limits.Retries != nil && *fc.Limits.Retries < 0) {
+		return bad("limits: max_turn_requests, max_tokens and retries must be 0 or more")
 	}
 	if fc.Limits.MaxTurnRequests != 0 {
 		c.maxTurn = fc.Limits.MaxTurnRequests
@@ -380,8 +460,8 @@ func (c *config) loadFile(path string, explicit bool) error {
 	}
 	if fc.Limits.StreamIdleTimeout != "" {
 		d, err := time.ParseDuration(fc.Limits.StreamIdleTimeout)
-		if err != nil {
-			return fmt.Errorf("config file %s: limits.stream_idle_timeout: %w", path, err)
+		if err != nil || d <= 0 {
+			return bad("limits.stream_idle_timeout: %q is not a positive duration (e.g. 90s, 2m)", fc.Limits.StreamIdleTimeout)
 		}
 		c.streamIdleTimeout = d
 	}
@@ -396,26 +476,195 @@ func (c *config) loadFile(path string, explicit bool) error {
 	}
 	if fc.Providers.Kind != 0 {
 		if fc.Providers.Kind != yaml.MappingNode {
-			return fmt.Errorf("config file %s: providers must be a mapping of name to provider", path)
+			return bad("line %d: providers must be a mapping of name to provider", fc.Providers.Line)
 		}
 		for i := 0; i+1 < len(fc.Providers.Content); i += 2 {
 			var p providerConfig
 			if err := fc.Providers.Content[i+1].Decode(&p); err != nil {
-				return fmt.Errorf("config file %s: providers.%s: %w", path, fc.Providers.Content[i].Value, err)
+				return bad("%s", yamlTypeError(root, err))
 			}
 			p.Name = fc.Providers.Content[i].Value
 			if strings.Contains(p.Name, "/") || p.Name == "" {
-				return fmt.Errorf("config file %s: provider name %q must be non-empty and without '/'", path, p.Name)
+				return bad("line %d: provider name %q must be non-empty and without '/'", fc.Providers.Content[i].Line, p.Name)
+			}
+			if p.BaseURL != "" {
+				if err := checkURL(p.BaseURL); err != nil {
+					return bad("providers.%s.base_url %q %v", p.Name, p.BaseURL, err)
+				}
 			}
 			for j, m := range p.Models {
 				if m.Name == "" {
-					return fmt.Errorf("config file %s: providers.%s.models[%d] has no name", path, p.Name, j)
+					return bad("providers.%s.models[%d] has no name", p.Name, j)
+				}
+				if m.ContextWindow < 0 || m.MaxTokens < 0 {
+					return bad("providers.%s.models[%d]: context_window and max_tokens must be 0 or more", p.Name, j)
 				}
 			}
 			c.providers = append(c.providers, p)
 		}
 	}
 	return nil
+}
+
+// misplacedKeys says where settings people put at the top level belong.
+var misplacedKeys = map[string]string{
+	"tools_mode":          "tools: {mode: native|code|both}",
+	"log_level":           "log: {level: …}",
+	"log_file":            "log: {file: …}",
+	"retries":             "limits: {retries: …}",
+	"max_tokens":          "limits: {max_tokens: …}",
+	"max_turn_requests":   "limits: {max_turn_requests: …}",
+	"stream_idle_timeout": "limits: {stream_idle_timeout: …}",
+	"base_url":            "providers: {NAME: {base_url: …}}",
+	"api_key_env":         "providers: {NAME: {api_key_env: …}}",
+	"context_window":      "providers: {NAME: {models: [{name: …, context_window: …}]}}",
+	"models":              "providers: {NAME: {models: […]}}",
+}
+
+// checkKeys refuses keys the settings do not have, naming the key, its
+// line and the keys that are allowed there.
+func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t == reflect.TypeOf(yaml.Node{}) {
+		// providers: a mapping of names to providers.
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if err := checkKeys(n.Content[i+1], reflect.TypeOf(providerConfig{}), path+"."+n.Content[i].Value); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	if n.Kind == yaml.SequenceNode {
+		for i, item := range n.Content {
+			if err := checkKeys(item, t, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil // a type mismatch, reported by the decoder
+	}
+	fields := map[string]reflect.Type{}
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fields[name] = f.Type
+		names = append(names, name)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		ft, ok := fields[k.Value]
+		where := strings.TrimPrefix(path+"."+k.Value, ".")
+		if !ok {
+			msg := fmt.Sprintf("line %d: unknown key %q", k.Line, where)
+			if hint, ok := misplacedKeys[k.Value]; ok && path == "" {
+				return fmt.Errorf("%s: it is set as %s", msg, hint)
+			}
+			return fmt.Errorf("%s (known here: %s)", msg, strings.Join(names, ", "))
+		}
+		if err := checkKeys(n.Content[i+1], ft, where); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var yamlLineErr = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) ` + "`" + `?(.*?)` + "`" + `? into (\S+)$`)
+
+// yamlTypeError rewrites the YAML decoder's type errors ("line 4: cannot
+// unmarshal !!str `abc` into int") in the file's terms: the key and what
+// it expects, never a Go type.
+func yamlTypeError(root *yaml.Node, err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	var out []string
+	for _, e := range te.Errors {
+		m := yamlLineErr.FindStringSubmatch(e)
+		if m == nil {
+			out = append(out, e)
+			continue
+		}
+		line, _ := strconv.Atoi(m[1])
+		key := keyAtLine(root, line, "")
+		if key == "" {
+			key = "a value"
+		}
+		got := m[3]
+		if got == "" {
+			got = map[string]string{"map": "a mapping", "seq": "a list"}[m[2]]
+		} else {
+			got = strconv.Quote(got)
+		}
+		out = append(out, fmt.Sprintf("line %d: %s should be %s, not %s", line, key, expected(m[4]), got))
+	}
+	return strings.Join(out, "; ")
+}
+
+func expected(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(goType, "float"):
+		return "a number"
+	case goType == "bool":
+		return "true or false"
+	case goType == "string":
+		return "text"
+	}
+	return "a mapping"
+}
+
+// keyAtLine is the dotted key whose value starts at line.
+func keyAtLine(n *yaml.Node, line int, path string) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := strings.TrimPrefix(path+"."+n.Content[i].Value, ".")
+			v := n.Content[i+1]
+			if v.Line == line && (v.Kind == yaml.ScalarNode || n.Content[i].Line == line) {
+				if v.Kind == yaml.ScalarNode || v.Kind == yaml.AliasNode {
+					return p
+				}
+				if k := keyAtLine(v, line, p); k != "" {
+					return k
+				}
+				return p
+			}
+			if k := keyAtLine(v, line, p); k != "" {
+				return k
+			}
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if item.Line == line && item.Kind == yaml.ScalarNode {
+				return p
+			}
+			if k := keyAtLine(item, line, p); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 func (c *config) check() error {
@@ -427,26 +676,26 @@ func (c *config) check() error {
 	default:
 		return fmt.Errorf("unknown tools mode %q (use native, code or both)", c.toolsMode)
 	}
-	if c.maxTurn <= 0 {
-		return fmt.Errorf("max turn requests must be positive, not %d", c.maxTurn)
-	}
-	if c.baseURL != "" {
-		if u, err := url.Parse(c.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("base URL %q must be an http(s) URL", c.baseURL)
-		}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); c.logLevel != "" && err != nil {
+		return fmt.Errorf("unknown log level %q (use debug, info, warn or error)", c.logLevel)
 	}
 	return nil
 }
 
 // builtinDeepSeek is the provider used unless the config file redefines it.
-func builtinDeepSeek() providerConfig {
-	return providerConfig{Name: "deepseek", BaseURL: model.DeepSeekBaseURL, APIKeyEnv: model.DeepSeekKeyEnv,
+func (c *config) builtinDeepSeek() providerConfig {
+	p := providerConfig{Name: "deepseek", BaseURL: model.DeepSeekBaseURL, APIKeyEnv: model.DeepSeekKeyEnv,
 		Models: []modelConfig{
 			// deepseek-chat stops at 4096 output tokens unless asked for more;
 			// 8192 is its ceiling. A coding agent writes whole files.
 			{Name: "deepseek-chat", ContextWindow: 128000, MaxTokens: 8192},
 			{Name: "deepseek-reasoner", ContextWindow: 128000},
 		}}
+	if c.maxTokens != 0 {
+		p.Models[0].MaxTokens = 0 // limits.max_tokens or --max-tokens decides
+	}
+	return p
 }
 
 func isDeepSeek(baseURL string) bool {
@@ -471,8 +720,10 @@ func isHosted(baseURL string) bool {
 // the default one. A --base-url endpoint comes first.
 func (c *config) catalog() (provs []providerConfig, defaultID string, err error) {
 	provs = append(provs, c.providers...)
-	if !containsProvider(provs, "deepseek") {
-		provs = append(provs, builtinDeepSeek())
+	// The built-in DeepSeek models are offered unless another endpoint was
+	// named: a local server's user has no DeepSeek key.
+	if !containsProvider(provs, "deepseek") && (c.baseURL == "" || isDeepSeek(c.baseURL)) {
+		provs = append(provs, c.builtinDeepSeek())
 	}
 	name, modelName := "", c.model
 	if p, m, ok := strings.Cut(c.model, "/"); ok && containsProvider(provs, p) {
@@ -482,13 +733,13 @@ func (c *config) catalog() (provs []providerConfig, defaultID string, err error)
 		ep := providerConfig{Name: "endpoint", BaseURL: c.baseURL}
 		switch {
 		case isDeepSeek(c.baseURL):
-			ep = builtinDeepSeek()
+			ep = c.builtinDeepSeek()
 			ep.BaseURL = c.baseURL
 		case strings.EqualFold(hostOf(c.baseURL), "api.openai.com"):
 			ep.Name = "openai"
 		}
 		if !c.modelSet && !isDeepSeek(c.baseURL) {
-			return nil, "", fmt.Errorf("--base-url %s needs --model NAME (the model to ask for at that endpoint)", c.baseURL)
+			return nil, "", fmt.Errorf("%s is set to %s, but no model is named: set --model or ACP_BRIDGE_MODEL to the model to ask for there", c.baseURLFrom, c.baseURL)
 		}
 		provs = append([]providerConfig{ep}, removeProvider(provs, ep.Name)...)
 		if name == "" {
@@ -593,50 +844,117 @@ func (c *config) modelChoices() ([]agent.ModelChoice, string, error) {
 	}
 	var out []agent.ModelChoice
 	for _, p := range provs {
-		keyEnv := p.APIKeyEnv
-		if keyEnv == "" {
-			keyEnv = model.OpenAIKeyEnv
-			if isDeepSeek(p.BaseURL) {
-				keyEnv = model.DeepSeekKeyEnv
-			}
-		}
 		for _, m := range p.Models {
-			id := p.Name + "/" + m.Name
-			mc := m
-			if id == def {
-				// Flags describe the model being chosen.
-				if c.contextWindow > 0 {
-					mc.ContextWindow = c.contextWindow
-				}
-				if c.imagesSet {
-					mc.Images = c.images
-				}
-			}
-			maxTokens := mc.MaxTokens
-			if maxTokens == 0 {
-				maxTokens = c.maxTokens
-			}
-			prov, err := model.NewOpenAI(model.OpenAIOptions{
-				BaseURL: p.BaseURL, Model: m.Name, APIKey: apiKey(keyEnv, p.BaseURL), APIKeyEnv: keyEnv,
-				RequireKey: isHosted(p.BaseURL) || p.APIKeyEnv != "", MaxTokens: maxTokens,
-				ContextWindow: mc.ContextWindow, Images: mc.Images, IdleTimeout: c.streamIdleTimeout,
-			})
+			choice, err := c.choice(p, m, def)
 			if err != nil {
-				return nil, "", fmt.Errorf("provider %s: %w", p.Name, err)
-			}
-			name := m.DisplayName
-			if name == "" {
-				name = m.Name
-			}
-			choice := agent.ModelChoice{ID: id, Name: name, Description: p.Name + " at " + p.BaseURL,
-				Provider: model.Retry(prov, model.RetryOptions{Retries: retriesOption(c.retries)}), ContextWindow: mc.ContextWindow, Images: mc.Images}
-			if m.Price != nil {
-				choice.Price = &agent.Price{Input: m.Price.Input, CachedInput: m.Price.CachedInput, Output: m.Price.Output, Currency: m.Price.Currency}
+				return nil, "", err
 			}
 			out = append(out, choice)
 		}
 	}
 	return out, def, nil
+}
+
+// keyEnv is the variable a provider's key is read from.
+func (p providerConfig) keyEnv() string {
+	switch {
+	case p.APIKeyEnv != "":
+		return p.APIKeyEnv
+	case isDeepSeek(p.BaseURL):
+		return model.DeepSeekKeyEnv
+	}
+	return model.OpenAIKeyEnv
+}
+
+// choice is one model of one provider, as the picker offers it.
+func (c *config) choice(p providerConfig, m modelConfig, def string) (agent.ModelChoice, error) {
+	id := p.Name + "/" + m.Name
+	if id == def {
+		// Flags describe the model being chosen.
+		if c.contextWindow > 0 {
+			m.ContextWindow = c.contextWindow
+		}
+		if c.imagesSet {
+			m.Images = c.images
+		}
+		if c.maxTokensFlag {
+			m.MaxTokens = c.maxTokens
+		}
+	}
+	maxTokens := m.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = c.maxTokens
+	}
+	keyEnv := p.keyEnv()
+	prov, err := model.NewOpenAI(model.OpenAIOptions{
+		BaseURL: p.BaseURL, Model: m.Name, APIKey: apiKey(keyEnv, p.BaseURL), APIKeyEnv: keyEnv,
+		RequireKey: isHosted(p.BaseURL) || p.APIKeyEnv != "", MaxTokens: maxTokens,
+		ContextWindow: m.ContextWindow, Images: m.Images, IdleTimeout: c.streamIdleTimeout,
+	})
+	if err != nil {
+		return agent.ModelChoice{}, fmt.Errorf("provider %s: %w", p.Name, err)
+	}
+	name := m.DisplayName
+	if name == "" {
+		name = m.Name
+	}
+	choice := agent.ModelChoice{ID: id, Name: name, Description: p.Name + " at " + p.BaseURL,
+		Provider: model.Retry(prov, model.RetryOptions{Retries: retriesOption(c.retries)}), ContextWindow: m.ContextWindow, Images: m.Images,
+		ReasoningEfforts: model.ReasoningEfforts(m.Name)}
+	if m.Price != nil {
+		choice.Price = &agent.Price{Input: m.Price.Input, CachedInput: m.Price.CachedInput, Output: m.Price.Output, Currency: m.Price.Currency}
+	}
+	return choice, nil
+}
+
+// Discovery of the endpoint's models: asked once at start, in the
+// background, and offered only if it answers quickly; a server that does
+// not is no worse off than one without the list.
+const (
+	discoverTimeout = 1500 * time.Millisecond
+	maxDiscovered   = 100 // OpenRouter lists hundreds; a picker that long helps nobody
+)
+
+// discoverModels starts asking the --base-url endpoint for its models and
+// returns what it learnt so far, as more choices beside known.
+func (c *config) discoverModels(known []agent.ModelChoice, logger *slog.Logger) func() []agent.ModelChoice {
+	if c.baseURL == "" || strings.HasPrefix(c.model, "script:") {
+		return nil
+	}
+	provs, def, err := c.catalog()
+	if err != nil || len(provs) == 0 {
+		return nil
+	}
+	ep := provs[0] // the --base-url endpoint comes first
+	var found atomic.Pointer[[]agent.ModelChoice]
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), discoverTimeout)
+		defer cancel()
+		names, err := model.ListModels(ctx, ep.BaseURL, os.Getenv(ep.keyEnv()), nil)
+		if err != nil {
+			logger.Debug("the endpoint's model list is not available", "url", ep.BaseURL, "err", err.Error())
+			return
+		}
+		var more []agent.ModelChoice
+		for _, n := range names {
+			id := ep.Name + "/" + n
+			if len(more) == maxDiscovered || slices.ContainsFunc(known, func(m agent.ModelChoice) bool { return m.ID == id }) {
+				continue
+			}
+			ch, err := c.choice(ep, modelConfig{Name: n}, def)
+			if err == nil {
+				more = append(more, ch)
+			}
+		}
+		logger.Info("models listed by the endpoint", "url", ep.BaseURL, "models", len(names), "offered", len(more))
+		found.Store(&more)
+	}()
+	return func() []agent.ModelChoice {
+		if p := found.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
 }
 
 // retriesOption maps the setting (0 or -1: none) to model.RetryOptions,

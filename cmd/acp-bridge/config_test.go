@@ -72,11 +72,11 @@ log:
 		{name: "a DeepSeek model by name", args: []string{"--model", "deepseek-reasoner"}, want: want{def: "deepseek/deepseek-reasoner",
 			keyEnv: "DEEPSEEK_API_KEY", baseURL: "https://api.deepseek.com", requireKey: true, models: 2, mode: "ask", tools: "native", maxTurn: 50, ctxWindow: 128000}},
 		{name: "local endpoint by flag: no key required", args: []string{"--base-url", "http://localhost:11434/v1", "--model", "qwen3", "--context-window", "8192", "--images"},
-			want: want{def: "endpoint/qwen3", keyEnv: "OPENAI_API_KEY", baseURL: "http://localhost:11434/v1", models: 3, mode: "ask", tools: "native", maxTurn: 50, ctxWindow: 8192, images: true}},
+			want: want{def: "endpoint/qwen3", keyEnv: "OPENAI_API_KEY", baseURL: "http://localhost:11434/v1", models: 1, mode: "ask", tools: "native", maxTurn: 50, ctxWindow: 8192, images: true}},
 		{name: "OpenAI by environment", env: map[string]string{"OPENAI_BASE_URL": "https://api.openai.com/v1", "ACP_BRIDGE_MODEL": "gpt-4.1"},
-			want: want{def: "openai/gpt-4.1", keyEnv: "OPENAI_API_KEY", baseURL: "https://api.openai.com/v1", requireKey: true, models: 3, mode: "ask", tools: "native", maxTurn: 50}},
+			want: want{def: "openai/gpt-4.1", keyEnv: "OPENAI_API_KEY", baseURL: "https://api.openai.com/v1", requireKey: true, models: 1, mode: "ask", tools: "native", maxTurn: 50}},
 		{name: "--api-key-env names the key", args: []string{"--base-url", "http://gpu:8000/v1", "--model", "m", "--api-key-env", "VLLM_KEY"},
-			want: want{def: "endpoint/m", keyEnv: "VLLM_KEY", baseURL: "http://gpu:8000/v1", requireKey: true, models: 3, mode: "ask", tools: "native", maxTurn: 50}},
+			want: want{def: "endpoint/m", keyEnv: "VLLM_KEY", baseURL: "http://gpu:8000/v1", requireKey: true, models: 1, mode: "ask", tools: "native", maxTurn: 50}},
 		{name: "DeepSeek base URL keeps the DeepSeek defaults", args: []string{"--base-url", "https://api.deepseek.com/beta"},
 			want: want{def: "deepseek/deepseek-chat", keyEnv: "DEEPSEEK_API_KEY", baseURL: "https://api.deepseek.com/beta", requireKey: true, models: 2, mode: "ask", tools: "native", maxTurn: 50, ctxWindow: 128000, maxTokens: 8192}},
 		{name: "config file", args: []string{"--config", full},
@@ -87,12 +87,20 @@ log:
 			want: want{def: "deepseek/deepseek-chat", keyEnv: "DEEPSEEK_API_KEY", baseURL: "https://api.deepseek.com", requireKey: true, models: 3, mode: "bypass",
 				tools: "native", maxTurn: 9, maxTokens: 4096, idle: 45 * time.Second, price: true}},
 		{name: "scripted model", args: []string{"--model", "script:" + script}, want: want{def: "script:script.json", models: 1, mode: "ask", tools: "native", maxTurn: 50}},
-		{name: "--base-url needs --model", args: []string{"--base-url", "http://localhost:1234/v1"}, wantErr: "needs --model"},
+		{name: "--base-url needs --model", args: []string{"--base-url", "http://localhost:1234/v1"}, wantErr: "--base-url is set to http://localhost:1234/v1, but no model is named"},
+		{name: "OPENAI_BASE_URL needs a model, and says so by name", env: map[string]string{"OPENAI_BASE_URL": "http://localhost:1234/v1"}, wantErr: "OPENAI_BASE_URL is set to"},
+		{name: "a bad OPENAI_BASE_URL names the variable", env: map[string]string{"OPENAI_BASE_URL": "localhost:1234"}, wantErr: `OPENAI_BASE_URL="localhost:1234" is not an http(s) URL`},
+		{name: "negative --retries", args: []string{"--retries", "-1"}, wantErr: "--retries must be 0 or more, not -1"},
+		{name: "negative --context-window", args: []string{"--context-window", "-5"}, wantErr: "--context-window must be 0 or more"},
+		{name: "tools_mode at the top level", args: []string{"--config", write("tm.yaml", "tools_mode: code\n")}, wantErr: `line 1: unknown key "tools_mode": it is set as tools: {mode: native|code|both}`},
+		{name: "a wrong type names the key, not a Go type", args: []string{"--config", write("ty.yaml", "limits:\n  retries: many\n")}, wantErr: `line 2: limits.retries should be a whole number, not "many"`},
+		{name: "an unknown key inside a provider", args: []string{"--config", write("pk.yaml", "providers:\n  local:\n    url: http://x\n")}, wantErr: `line 3: unknown key "providers.local.url" (known here: base_url, api_key_env, models)`},
+		{name: "a negative limit in the file", args: []string{"--config", write("neg.yaml", "limits: {retries: -2}\n")}, wantErr: "must be 0 or more"},
 		{name: "misspelt key in the file", args: []string{"--config", typo}, wantErr: "permision_mode"},
 		{name: "missing explicit file", args: []string{"--config", filepath.Join(dir, "nope.yaml")}, wantErr: "no such file"},
 		{name: "bad permission mode", args: []string{"--permission-mode", "yolo"}, wantErr: "unknown permission mode"},
 		{name: "bad tools mode", env: map[string]string{"ACP_BRIDGE_TOOLS_MODE": "magic"}, wantErr: "unknown tools mode"},
-		{name: "bad base URL", args: []string{"--base-url", "localhost:11434", "--model", "m"}, wantErr: "must be an http(s) URL"},
+		{name: "bad base URL", args: []string{"--base-url", "localhost:11434", "--model", "m"}, wantErr: `--base-url "localhost:11434" is not an http(s) URL`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,6 +123,9 @@ log:
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), "main.") || strings.Contains(err.Error(), "!!") {
+					t.Errorf("err = %v names Go or YAML internals", err)
 				}
 				return
 			}

@@ -5,14 +5,17 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sergi/go-diff/diffmatchpatch"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/acp-bridge/acp-bridge/acp"
@@ -46,12 +49,23 @@ func main() {
 // runDemo runs the bridge in-process against a scripted model and an
 // in-process client, printing what an editor would show.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, _, err := parseFlags("acp-bridge demo", args, stderr)
-	if err != nil {
-		if errors.Is(err, errVersion) {
-			fmt.Fprintf(stdout, "acp-bridge %s\n", agentVersion())
-			return 0
-		}
+	cfg, _, err := parseFlags("acp-bridge demo", args, stdout)
+	switch {
+	case errors.Is(err, errVersion):
+		fmt.Fprintf(stdout, "acp-bridge %s\n", agentVersion())
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		printStartError(stderr, "acp-bridge demo", err)
+		return 2
+	}
+	if slices.ContainsFunc(args, func(a string) bool {
+		return a == "--model" || a == "-model" || strings.HasPrefix(a, "--model=") || strings.HasPrefix(a, "-model=")
+	}) {
+		// The demo's turns are scripted (its prompts, a cancel on cue): a real
+		// model would not follow them. Say so rather than ignore the flag.
+		printStartError(stderr, "acp-bridge demo", usageError{errors.New("the demo always runs its own scripted model, offline; --model is for acp-bridge itself (acp-bridge --model NAME)")})
 		return 2
 	}
 	if cfg.logLevel == "" {
@@ -82,21 +96,21 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(cfg.stateDir)
+	// The demo runs its own model; the configured ones are not used.
+	cfg.model, cfg.modelSet, cfg.baseURL, cfg.providers = "", false, "", nil
 	opts, err := agentOptions(cfg, logger)
 	if err != nil {
-		fmt.Fprintf(stderr, "acp-bridge demo: %v\n", err)
+		printStartError(stderr, "acp-bridge demo", err)
 		return 2
 	}
-	if !cfg.modelSet {
-		// Offline unless a model was asked for: the demo must run anywhere.
-		script, err := model.ParseScript(demoScript)
-		if err != nil {
-			fmt.Fprintf(stderr, "acp-bridge demo: %v\n", err)
-			return 1
-		}
-		opts.Models, opts.DefaultModel = nil, ""
-		opts.Model, opts.ModelName = script, "demo-script"
+	// Always offline: the demo must run anywhere, whatever the config says.
+	script, err := model.ParseScript(demoScript)
+	if err != nil {
+		fmt.Fprintf(stderr, "acp-bridge demo: %v\n", err)
+		return 1
 	}
+	opts.Models, opts.DefaultModel = nil, ""
+	opts.Model, opts.ModelName = script, "demo-script"
 
 	// The editor side and the agent side, joined by two pipes.
 	toAgentR, toAgentW := io.Pipe()
@@ -239,8 +253,8 @@ func (p *demoPrinter) update(u acp.Update) {
 		}
 		p.line("  ┌ tool %s: %s [%s, %s]%s", u.ToolCallID, u.Title, u.Kind, u.Status, loc)
 		p.content(u.Content)
-		if ti, ok := u.Meta["terminal_info"]; ok {
-			p.line("  │ (terminal %v)", ti)
+		if ti, ok := u.Meta["terminal_info"].(map[string]any); ok {
+			p.line("  │ (a terminal in %v)", ti["cwd"])
 		}
 	case *acp.ToolCallUpdate:
 		if out, ok := u.Meta["terminal_output"].(map[string]any); ok {
@@ -291,11 +305,60 @@ func (p *demoPrinter) content(items []acp.ToolCallContent) {
 			}
 		case "diff":
 			p.line("    diff %s", it.Path)
-			p.indent(it.NewText)
+			old := ""
+			if it.OldText != nil {
+				old = *it.OldText
+			}
+			p.indent(unifiedLines(old, it.NewText))
 		case "terminal":
 			p.line("    (terminal %s)", it.TerminalID)
 		}
 	}
+}
+
+// unifiedLines renders old → new as changed lines with "-" and "+" and a
+// line of context either side, the way a diff view shows them.
+func unifiedLines(old, new string) string {
+	dmp := diffmatchpatch.New()
+	a, b, lines := dmp.DiffLinesToChars(old, new)
+	diffs := dmp.DiffCharsToLines(dmp.DiffMain(a, b, false), lines)
+	type line struct {
+		mark byte
+		text string
+	}
+	var all []line
+	for _, d := range diffs {
+		mark := byte(' ')
+		switch d.Type {
+		case diffmatchpatch.DiffDelete:
+			mark = '-'
+		case diffmatchpatch.DiffInsert:
+			mark = '+'
+		}
+		for _, l := range strings.SplitAfter(d.Text, "\n") {
+			if l != "" {
+				all = append(all, line{mark, strings.TrimSuffix(l, "\n")})
+			}
+		}
+	}
+	var out []string
+	skipped := false
+	for i, l := range all {
+		near := l.mark != ' '
+		for j := max(0, i-1); j <= min(len(all)-1, i+1) && !near; j++ {
+			near = all[j].mark != ' '
+		}
+		if !near {
+			if !skipped {
+				out = append(out, "  …")
+			}
+			skipped = true
+			continue
+		}
+		skipped = false
+		out = append(out, string(l.mark)+" "+l.text)
+	}
+	return strings.Join(out, "\n")
 }
 
 func (p *demoPrinter) indent(text string) {

@@ -112,13 +112,7 @@ func endpointChecks(ctx context.Context, cfg *config) []check {
 	}
 	provName, modelName, _ := strings.Cut(def, "/")
 	p := findProvider(provs, provName)
-	keyEnv := p.APIKeyEnv // as modelChoices decides it
-	if keyEnv == "" {
-		keyEnv = model.OpenAIKeyEnv
-		if isDeepSeek(p.BaseURL) {
-			keyEnv = model.DeepSeekKeyEnv
-		}
-	}
+	keyEnv := p.keyEnv()
 	needKey := isHosted(p.BaseURL) || p.APIKeyEnv != ""
 	key, source := keySource(keyEnv, p.BaseURL)
 	var out []check

@@ -244,7 +244,7 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run(context.Background(), []string{"--help"}, nil, &out, &errb); code != 0 || out.Len() != 0 || !strings.Contains(errb.String(), "-model string") {
+	if code := run(context.Background(), []string{"--help"}, nil, &out, &errb); code != 0 || errb.Len() != 0 || !strings.Contains(out.String(), "-model string") {
 		t.Errorf("--help: code %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 	if code := run(context.Background(), []string{"--no-such-flag"}, nil, &out, &errb); code != 2 {
@@ -271,9 +271,28 @@ func TestDemoRuns(t *testing.T) {
 		"tool call_5 completed",
 		`turn ended: stopReason "end_turn"`,
 		`turn ended: stopReason "cancelled"`,
+		"│     - Keep it dependency-free.",                    // a context line of the diff
+		"│   + - main.go greets each argument, or the world.", // the added line, marked
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, bad := range []string{"map[", "&{", "<nil>"} {
+		if strings.Contains(out.String(), bad) {
+			t.Errorf("demo output prints a Go value (%q):\n%s", bad, out.String())
+		}
+	}
+}
+
+func TestUnifiedLines(t *testing.T) {
+	for _, tc := range []struct{ old, new, want string }{
+		{"a\nb\nc\n", "a\nB\nc\n", "  a\n- b\n+ B\n  c"},
+		{"", "x\n", "+ x"},
+		{"1\n2\n3\n4\n5\n", "1\n2\n3\n4\nfive\n", "  …\n  4\n- 5\n+ five"},
+	} {
+		if got := unifiedLines(tc.old, tc.new); got != tc.want {
+			t.Errorf("unifiedLines(%q, %q) =\n%s\nwant\n%s", tc.old, tc.new, got, tc.want)
 		}
 	}
 }

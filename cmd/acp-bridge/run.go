@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"time"
 
 	"golang.org/x/term"
 
@@ -44,7 +46,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if code, ok := runCommand(ctx, args, stdin, stdout, stderr); ok {
 		return code
 	}
-	cfg, _, err := parseFlags("acp-bridge", args, stderr)
+	cfg, _, err := parseFlags("acp-bridge", args, stdout)
 	switch {
 	case errors.Is(err, errVersion):
 		fmt.Fprintln(stdout, versionLine())
@@ -52,11 +54,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case err != nil:
+		printStartError(stderr, "acp-bridge", err)
 		return 2
 	}
 	logger, closeLog, err := newLogger(cfg, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "acp-bridge: %v\n", err)
+		printStartError(stderr, "acp-bridge", err)
 		return 2
 	}
 	defer closeLog()
@@ -70,12 +73,52 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	opts, err := agentOptions(cfg, logger)
 	if err != nil {
-		logger.Error("bad configuration", "err", err)
-		fmt.Fprintf(stderr, "acp-bridge: %v\n", err)
+		if cfg.logFile != "" {
+			logger.Error("bad configuration", "err", err.Error())
+		}
+		printStartError(stderr, "acp-bridge", err)
 		return 2
+	}
+	if isTerminal(stdin) {
+		fmt.Fprint(stderr, terminalNote)
 	}
 	serve(ctx, opts, stdin, stdout, logger)
 	return 0
+}
+
+// terminalNote is for someone who ran the program by hand: it is not
+// interactive, but it keeps serving (a person may paste JSON-RPC lines).
+const terminalNote = `acp-bridge is an Agent Client Protocol agent: an editor such as Zed starts it
+and talks JSON-RPC over stdin and stdout, so there is no prompt here.
+  Try it offline:   acp-bridge demo
+  Use it in Zed:    add to settings.json
+    "agent_servers": {"acp-bridge": {"type": "custom", "command": "acp-bridge"}}
+  All settings:     acp-bridge --help
+Waiting for JSON-RPC messages on stdin (Ctrl-D ends).
+`
+
+// drainTimeout bounds how long requests still running when stdin ends are
+// waited for, so that a piped request is answered. Prompt turns are not
+// waited for: they are cancelled, as when the editor goes away.
+const drainTimeout = 5 * time.Second
+
+// drainingReader holds back the end of stdin until the requests read
+// before it have been answered (at most drainTimeout): a client that sends
+// a request and closes its end still gets the answer.
+type drainingReader struct {
+	r    io.Reader
+	idle func() bool // no request is in flight
+}
+
+func (d *drainingReader) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	if errors.Is(err, io.EOF) && n == 0 && d.idle != nil {
+		deadline := time.Now().Add(drainTimeout)
+		for !d.idle() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return n, err
 }
 
 // serve runs one ACP connection until the editor closes it (or ctx ends),
@@ -86,10 +129,19 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 	if c, ok := stdin.(io.Closer); ok {
 		closer = c
 	}
-	conn := acp.NewConn(ctx, func(c acp.Client) acp.Agent {
+	var conn *acp.Conn
+	ready := make(chan struct{})
+	in := &drainingReader{r: stdin, idle: func() bool {
+		<-ready
+		// A prompt turn may run for minutes: the end of stdin cancels it
+		// (the editor is gone). Everything else is answered first.
+		return !slices.ContainsFunc(conn.InFlight(), func(m string) bool { return m != acp.MethodSessionPrompt })
+	}}
+	conn = acp.NewConn(ctx, func(c acp.Client) acp.Agent {
 		ag = agent.New(c, opts)
 		return ag
-	}, stdin, stdout, closer, &acp.Options{Logger: logger})
+	}, in, stdout, closer, &acp.Options{Logger: logger})
+	close(ready)
 	logger.Info("serving ACP on stdio", "version", opts.Version)
 	select {
 	case <-conn.Done():
@@ -122,6 +174,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		ModelHint:        "set --model or ACP_BRIDGE_MODEL",
 		Models:           models,
 		DefaultModel:     def,
+		MoreModels:       cfg.discoverModels(models, logger),
 		PermissionMode:   cfg.permissionMode,
 		OfferBypass:      cfg.offerBypass,
 		ToolsMode:        codemode.Mode(cfg.toolsMode),
@@ -148,14 +201,14 @@ func newLogger(cfg *config, stderr io.Writer) (*slog.Logger, func(), error) {
 	level := defaultLogLevel(cfg, stderr)
 	if cfg.logLevel != "" {
 		if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
-			return nil, nil, fmt.Errorf("bad --log-level %q: %w", cfg.logLevel, err)
+			return nil, nil, fmt.Errorf("unknown log level %q (use debug, info, warn or error)", cfg.logLevel)
 		}
 	}
 	w, closeFn := stderr, func() {}
 	if cfg.logFile != "" {
 		f, err := os.OpenFile(cfg.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
-			return nil, nil, fmt.Errorf("open --log-file: %w", err)
+			return nil, nil, fmt.Errorf("cannot open the log file: %w", err)
 		}
 		w, closeFn = f, func() { f.Sync(); f.Close() }
 	}
@@ -175,8 +228,9 @@ func defaultLogLevel(cfg *config, stderr io.Writer) slog.Level {
 	return slog.LevelWarn
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether stdin, stdout or stderr (as given) is a terminal.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

@@ -28,7 +28,7 @@ func TestOfferBypassLayers(t *testing.T) {
 		{name: "environment", env: map[string]string{"ACP_BRIDGE_OFFER_BYPASS": "true"}, want: true},
 		{name: "flag overrides the file", args: []string{"--config", on, "--offer-bypass=false"}},
 		{name: "environment overrides the file", args: []string{"--config", on}, env: map[string]string{"ACP_BRIDGE_OFFER_BYPASS": "0"}},
-		{name: "bad environment value", env: map[string]string{"ACP_BRIDGE_OFFER_BYPASS": "yes please"}, wantErr: "syntax"},
+		{name: "bad environment value", env: map[string]string{"ACP_BRIDGE_OFFER_BYPASS": "yes please"}, wantErr: "is not true or false"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -222,6 +222,11 @@ func (s *Schema) HasUpdate(kind string) bool { return s.updates[kind] }
 // express; a check against such a schema skips them rather than fail.
 var newer = []string{"usage_update", "notice", "compaction_update", "compaction_summary_chunk"}
 
+// newerMethods are methods of releases after 1.21 that the older schema
+// lacks (session/delete became stable in 1.22).
+var newerMethods = []string{"session/delete", "session/set_title", "session/status", "session/archive",
+	"session/unarchive", "auth/status", "auth/status_update"}
+
 // ErrNotInSchema marks a message that uses a variant newer than the schema
 // it was checked against: it was not checked, and is not known to be wrong.
 var ErrNotInSchema = errors.New("newer than the schema")
@@ -394,6 +399,9 @@ func (c *Checker) check(dir Direction, line []byte) error {
 		if !ok {
 			if strings.HasPrefix(name, "_") {
 				return nil // extension methods are free-form
+			}
+			if slices.Contains(newerMethods, name) {
+				return fmt.Errorf("%w: method %s is not in %s", ErrNotInSchema, name, c.s.Path)
 			}
 			return fmt.Errorf("%s: method %q is not in the schema", dir, name)
 		}

@@ -177,4 +177,11 @@ func TestModuleSchemaIsOlder(t *testing.T) {
 	if !errors.Is(err, ErrNotInSchema) {
 		t.Errorf("notice against the older schema: %v", err)
 	}
+	c := NewChecker(s)
+	if err := c.Check(ToAgent, []byte(`{"jsonrpc":"2.0","id":1,"method":"session/delete","params":{"sessionId":"s"}}`)); err != nil || len(c.Unchecked()) != 1 {
+		t.Errorf("session/delete against the older schema: %v, unchecked %v", err, c.Unchecked())
+	}
+	if err := c.Check(ToAgent, []byte(`{"jsonrpc":"2.0","id":2,"method":"session/no_such","params":{}}`)); err == nil {
+		t.Error("a method of no release passed")
+	}
 }

@@ -36,6 +36,8 @@ const (
 	CheckSchemaClient  = "schema.client"
 	CheckCapabilities  = "client.capabilities"
 	CheckTermGated     = "client.terminal-output-gated"
+	CheckNoticeGated   = "client.notices-gated"
+	CheckToolName      = "toolcall.name"
 	CheckUpdateSession = "session.update-session-id"
 	CheckKnownID       = "toolcall.known-id"
 	CheckStatusForward = "toolcall.status-forward"
@@ -135,14 +137,28 @@ func checkCaps(t *tally, caps Caps, entries []*Entry) {
 		if !caps.allows(e.Msg.Method) {
 			t.fail(CheckCapabilities, e, "the agent called %s, which this client did not advertise (clientCapabilities %s)", e.Msg.Method, capsSummary(caps))
 		}
-		if u, ok := sessionUpdate(e); ok && !caps.TerminalOutput && (u.kind == "tool_call" || u.kind == "tool_call_update") {
+		u, ok := sessionUpdate(e)
+		if !ok {
+			continue
+		}
+		if u.kind == "tool_call" || u.kind == "tool_call_update" {
 			t.saw(CheckTermGated)
 			meta := objField(u.fields["_meta"])
 			for _, k := range metaKeys {
-				if _, ok := meta[k]; ok {
+				if _, ok := meta[k]; ok && !caps.TerminalOutput {
 					t.fail(CheckTermGated, e, "_meta.%s sent to a client that did not advertise _meta.terminal_output", k)
 				}
 			}
+			if _, ok := meta["terminal_output_delta"]; ok && !caps.TerminalOutputDelta {
+				t.fail(CheckTermGated, e, "_meta.terminal_output_delta sent to a client that did not advertise _meta.terminal_output_delta")
+			}
+		}
+		t.saw(CheckNoticeGated)
+		switch {
+		case u.kind == "notice" && !caps.Notices:
+			t.fail(CheckNoticeGated, e, "a notice sent to a client that did not advertise session.notices (send agent text instead)")
+		case (u.kind == "compaction_update" || u.kind == "compaction_summary_chunk") && !caps.Compaction:
+			t.fail(CheckNoticeGated, e, "%s sent to a client that did not advertise session.compaction", u.kind)
 		}
 	}
 }
@@ -160,6 +176,7 @@ func objField(raw json.RawMessage) map[string]json.RawMessage {
 
 // card is what the client knows of one tool call.
 type card struct {
+	name      string // the tool's programmatic name, when the agent sent one
 	rank      int    // 0 pending, 1 in_progress, 2 completed or failed
 	status    string // last status
 	terminals map[string]*termState
@@ -266,13 +283,18 @@ func toolCallUpdate(t *tally, e *Entry, u *update, cards map[string]*card, creat
 	id := u.str("toolCallId")
 	c := cards[id]
 	status, hasStatus := u.str("status"), u.fields["status"] != nil && string(u.fields["status"]) != "null"
+	name := u.str("name")
 	if u.kind == "tool_call" {
+		t.saw(CheckToolName)
+		if name == "" {
+			t.fail(CheckToolName, e, "tool_call %q without a name: send the tool's programmatic name (bash, mcp__server__tool) apart from the title", id)
+		}
 		if !hasStatus {
 			status = "pending" // the default: a re-sent tool_call without status resets the card
 		}
 		hasStatus = true
 		if c == nil {
-			c = &card{terminals: map[string]*termState{}}
+			c = &card{terminals: map[string]*termState{}, name: name}
 			cards[id] = c
 			c.status = status
 			c.rank = statusRank(status)
@@ -285,6 +307,9 @@ func toolCallUpdate(t *tally, e *Entry, u *update, cards map[string]*card, creat
 			c = &card{terminals: map[string]*termState{}}
 			cards[id] = c
 		}
+	}
+	if name != "" && c.name != "" && name != c.name {
+		t.fail(CheckToolName, e, "tool call %q was %q and is now named %q: one call runs one tool", id, c.name, name)
 	}
 	if hasStatus {
 		t.saw(CheckStatusForward)

@@ -27,7 +27,7 @@ func upd(u string) string {
 const newS = `< {"jsonrpc":"2.0","id":1,"result":{"sessionId":"S"}}`
 
 func TestToolCallChecks(t *testing.T) {
-	call := `{"sessionUpdate":"tool_call","toolCallId":"a","title":"ls","kind":"execute","status":"in_progress","content":[{"type":"terminal","terminalId":"a"}],"_meta":{"terminal_info":{"terminal_id":"a","cwd":"/w"}}}`
+	call := `{"sessionUpdate":"tool_call","toolCallId":"a","title":"ls","name":"t","kind":"execute","status":"in_progress","content":[{"type":"terminal","terminalId":"a"}],"_meta":{"terminal_info":{"terminal_id":"a","cwd":"/w"}}}`
 	out := `{"sessionUpdate":"tool_call_update","toolCallId":"a","_meta":{"terminal_output":{"terminal_id":"a","data":"x"}}}`
 	exit := `{"sessionUpdate":"tool_call_update","toolCallId":"a","status":"completed","_meta":{"terminal_exit":{"terminal_id":"a","exit_code":0,"signal":null}}}`
 	cases := []struct {
@@ -40,14 +40,14 @@ func TestToolCallChecks(t *testing.T) {
 			upd(`{"sessionUpdate":"tool_call_update","toolCallId":"a","status":"failed"}`)},
 			map[string]string{CheckStatusForward: "already completed, becomes failed"}},
 		{"re-sent tool_call without status resets to pending", []string{newS, upd(call),
-			upd(`{"sessionUpdate":"tool_call","toolCallId":"a","title":"ls"}`)},
+			upd(`{"sessionUpdate":"tool_call","toolCallId":"a","title":"ls","name":"t"}`)},
 			map[string]string{CheckStatusForward: "back from in_progress to pending"}},
 		{"terminal_info on an update", []string{newS,
-			upd(`{"sessionUpdate":"tool_call","toolCallId":"b","title":"ls"}`),
+			upd(`{"sessionUpdate":"tool_call","toolCallId":"b","title":"ls","name":"t"}`),
 			upd(`{"sessionUpdate":"tool_call_update","toolCallId":"b","_meta":{"terminal_info":{"terminal_id":"b"}}}`)},
 			map[string]string{CheckTermSequence: "only on tool_call"}},
 		{"output for another card's terminal", []string{newS, upd(call),
-			upd(`{"sessionUpdate":"tool_call","toolCallId":"c","title":"x"}`),
+			upd(`{"sessionUpdate":"tool_call","toolCallId":"c","title":"x","name":"t"}`),
 			upd(`{"sessionUpdate":"tool_call_update","toolCallId":"c","_meta":{"terminal_output":{"terminal_id":"a","data":"x"}}}`)},
 			map[string]string{CheckTermSequence: "no terminal_info of tool call \"c\""}},
 		{"negative exit code", []string{newS, upd(call),
@@ -56,15 +56,22 @@ func TestToolCallChecks(t *testing.T) {
 		{"terminal created by the client", []string{newS,
 			`< {"jsonrpc":"2.0","id":7,"method":"terminal/create","params":{"sessionId":"S","command":"ls","cwd":"rel"}}`,
 			`> {"jsonrpc":"2.0","id":7,"result":{"terminalId":"term-1"}}`,
-			upd(`{"sessionUpdate":"tool_call","toolCallId":"d","title":"ls","content":[{"type":"terminal","terminalId":"term-1"}]}`)},
+			upd(`{"sessionUpdate":"tool_call","toolCallId":"d","title":"ls","name":"t","content":[{"type":"terminal","terminalId":"term-1"}]}`)},
 			map[string]string{CheckPathsAbsolute: `terminal/create cwd "rel"`}},
 		{"update for an unknown session", []string{upd(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}`)},
 			map[string]string{CheckUpdateSession: `session "S"`}},
 		{"load replays from scratch", []string{newS, upd(call), upd(exit),
 			`> {"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"S","cwd":"/w","mcpServers":[]}}`,
 			upd(call), upd(out), upd(exit)}, nil},
+		{"a tool call without a name", []string{newS,
+			upd(`{"sessionUpdate":"tool_call","toolCallId":"f","title":"ls"}`)},
+			map[string]string{CheckToolName: `tool_call "f" without a name`}},
+		{"a tool call renamed", []string{newS,
+			upd(`{"sessionUpdate":"tool_call","toolCallId":"g","title":"ls","name":"bash"}`),
+			upd(`{"sessionUpdate":"tool_call_update","toolCallId":"g","name":"read","status":"completed"}`)},
+			map[string]string{CheckToolName: `was "bash" and is now named "read"`}},
 		{"relative location", []string{newS,
-			upd(`{"sessionUpdate":"tool_call","toolCallId":"e","title":"read","locations":[{"path":"src/a.go"}]}`)},
+			upd(`{"sessionUpdate":"tool_call","toolCallId":"e","title":"read","name":"t","locations":[{"path":"src/a.go"}]}`)},
 			map[string]string{CheckPathsAbsolute: `location path "src/a.go"`}},
 	}
 	for _, tc := range cases {

@@ -18,6 +18,8 @@ const (
 	CheckCancelQuiet     = "prompt.cancel-quiet"
 	CheckAfterCancel     = "prompt.after-cancel"
 	CheckLoadReplay      = "load.replay"
+	CheckDeleteUnknown   = "session.delete-unknown"
+	CheckFork            = "session.fork"
 	CheckCardsFinished   = "toolcall.finished"
 	CheckExit            = "process.exit-on-eof"
 )
@@ -42,7 +44,8 @@ var Checks = []CheckDef{
 	{CheckBadParams, Mandatory, "requests with ill-typed params get -32602"},
 	{CheckParseError, Advisory, "a line that is not JSON gets -32700 with id null, and the agent keeps serving"},
 	{CheckSessionNew, Mandatory, "session/new with an absolute cwd returns a session id"},
-	{CheckRelativeCwd, Mandatory, "session/new with a relative cwd is rejected with -32602"},
+	{CheckRelativeCwd, Advisory, "session/new with a relative cwd is rejected with -32602 (a relative cwd is the client's error; rejecting it is good practice, not a MUST)"},
+	{CheckDeleteUnknown, Mandatory, "session/delete (when advertised) of an unknown or already deleted id succeeds"},
 	{CheckUnknownSession, Advisory, "session/prompt for an unknown session is an error"},
 	{CheckPromptTurn, Mandatory, "session/prompt is answered once, with a stopReason"},
 	{CheckUpdatesBefore, Mandatory, "every update of a turn is sent before the turn's response"},
@@ -51,15 +54,18 @@ var Checks = []CheckDef{
 	{CheckCancelQuiet, Mandatory, "after a cancelled turn's response, only final updates of its unfinished tool calls"},
 	{CheckAfterCancel, Advisory, "the session takes a new prompt after a cancel"},
 	{CheckCapabilities, Mandatory, "the agent never calls a client method the client did not advertise"},
-	{CheckTermGated, Mandatory, "no terminal _meta (terminal_info/output/exit) unless the client advertised _meta.terminal_output"},
+	{CheckTermGated, Mandatory, "no terminal _meta (terminal_info/output/exit) unless the client advertised _meta.terminal_output, and no _meta.terminal_output_delta unless it advertised _meta.terminal_output_delta"},
+	{CheckNoticeGated, Mandatory, "notice updates only when the client advertised session.notices; compaction_update and compaction_summary_chunk only with session.compaction"},
 	{CheckUpdateSession, Mandatory, "session/update names a session the agent created or the client loaded"},
 	{CheckKnownID, Mandatory, "tool_call_update only for tool calls already announced"},
 	{CheckStatusForward, Mandatory, "tool-call statuses only move forward: pending → in_progress → completed | failed"},
+	{CheckToolName, Advisory, "every tool_call carries the tool's programmatic name (name), and its updates never contradict it"},
 	{CheckPermTitle, Mandatory, "a permission request for a tool call the client has not seen carries a title"},
 	{CheckTermSequence, Mandatory, "display terminals: terminal_info on the tool_call, then terminal_output, then terminal_exit, all on the same id"},
 	{CheckPathsAbsolute, Mandatory, "diff paths, locations, fs paths and terminal cwds are absolute"},
 	{CheckCardsFinished, Advisory, "every tool call of a turn that ends normally is completed or failed by the turn's response"},
-	{CheckLoadReplay, Mandatory, "session/load replays the conversation before responding, matching the live turn"},
+	{CheckLoadReplay, Mandatory, "session/load of the session live on this connection replays the conversation before responding with an object, matching the live turn"},
+	{CheckFork, Mandatory, "session/fork (when advertised) answers like session/new with a new id, the fork's load replays the original's history, and the original is untouched"},
 	{CheckExit, Advisory, "the agent exits when its stdin is closed"},
 }
 

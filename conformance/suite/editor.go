@@ -18,6 +18,11 @@ type Caps struct {
 	Terminal       bool // terminal/*
 	TerminalOutput bool // _meta.terminal_output: Zed's display-terminal convention
 	Elicitation    bool // elicitation form and url
+	// TerminalOutputDelta is _meta.terminal_output_delta: live output as
+	// appends (codex-acp's convention).
+	TerminalOutputDelta bool
+	Notices             bool // session.notices: notice updates
+	Compaction          bool // session.compaction: compaction updates
 	// Zed adds what Zed sends besides: auth.terminal, boolean config
 	// options and _meta["terminal-auth"].
 	Zed bool
@@ -39,10 +44,23 @@ func (c Caps) JSON() map[string]any {
 	if c.Elicitation {
 		m["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
 	}
+	if c.TerminalOutputDelta {
+		meta["terminal_output_delta"] = true
+	}
+	sess := map[string]any{}
+	if c.Notices {
+		sess["notices"] = map[string]any{}
+	}
+	if c.Compaction {
+		sess["compaction"] = map[string]any{}
+	}
 	if c.Zed {
 		m["auth"] = map[string]any{"terminal": true}
-		m["session"] = map[string]any{"configOptions": map[string]any{"boolean": map[string]any{}}}
+		sess["configOptions"] = map[string]any{"boolean": map[string]any{}}
 		meta["terminal-auth"] = true
+	}
+	if len(sess) > 0 {
+		m["session"] = sess
 	}
 	if len(meta) > 0 {
 		m["_meta"] = meta

@@ -34,6 +34,12 @@ type fakeAgent struct {
 	untitledPermission bool // ask permission for an unseen tool call without a title
 	silentParse        bool // ignore lines that are not JSON
 	replayFailed       bool // replay completed cards as failed
+	noticeUnasked      bool // send a notice to a client that did not ask for them
+	deltaUnasked       bool // send _meta.terminal_output_delta to a client that did not ask for it
+	forkEmpty          bool // fork into a session without the original's history
+	deleteUnknownFails bool // answer session/delete of an unknown id with an error
+	refuseLiveLoad     bool // refuse session/load of a session live on this connection
+	noName             bool // tool calls without a name
 }
 
 func (f *fakeAgent) launcher() Launcher {
@@ -157,8 +163,36 @@ func (s *fakeSession) handle(m *Msg) {
 			io.WriteString(s.w, "fake agent starting\n")
 			s.mu.Unlock()
 		}
-		s.reply(m.ID, map[string]any{"protocolVersion": v, "agentCapabilities": map[string]any{"loadSession": !f.noLoad},
+		s.reply(m.ID, map[string]any{"protocolVersion": v, "agentCapabilities": map[string]any{"loadSession": !f.noLoad,
+			"sessionCapabilities": map[string]any{"delete": map[string]any{}, "fork": map[string]any{}}},
 			"agentInfo": map[string]any{"name": "fake", "version": "1"}})
+	case "session/delete":
+		s.mu.Lock()
+		_, known := s.sessions[str(p["sessionId"])]
+		delete(s.sessions, str(p["sessionId"]))
+		s.mu.Unlock()
+		if !known && f.deleteUnknownFails {
+			s.fail(m.ID, CodeNotFound, "no such session")
+			return
+		}
+		s.reply(m.ID, map[string]any{})
+	case "session/fork":
+		s.mu.Lock()
+		t := s.sessions[str(p["sessionId"])]
+		if t == nil {
+			s.mu.Unlock()
+			s.fail(m.ID, CodeNotFound, "no session")
+			return
+		}
+		s.n++
+		sid := fmt.Sprintf("s%d", s.n)
+		fork := &fakeTurn{cwd: t.cwd}
+		if !f.forkEmpty {
+			fork.log = append([]json.RawMessage(nil), t.log...)
+		}
+		s.sessions[sid] = fork
+		s.mu.Unlock()
+		s.reply(m.ID, map[string]any{"sessionId": sid})
 	case "session/new":
 		var cwd string
 		if json.Unmarshal(p["cwd"], &cwd) != nil || json.Unmarshal(p["mcpServers"], new([]any)) != nil {
@@ -192,6 +226,10 @@ func (s *fakeSession) handle(m *Msg) {
 		s.mu.Unlock()
 		if t == nil {
 			s.fail(m.ID, CodeNotFound, "no session")
+			return
+		}
+		if f.refuseLiveLoad {
+			s.fail(m.ID, CodeInvalidParams, "session is already live; close it first")
 			return
 		}
 		for _, raw := range t.log {
@@ -251,7 +289,7 @@ func (s *fakeSession) prompt(m *Msg, p map[string]json.RawMessage) {
 		t.cancel = cancel
 		s.mu.Unlock()
 		s.update(sid, chunk("1"), true)
-		s.update(sid, map[string]any{"sessionUpdate": "tool_call", "toolCallId": "slow", "title": "sleep 100", "kind": "execute", "status": "pending"}, true)
+		s.update(sid, map[string]any{"sessionUpdate": "tool_call", "toolCallId": "slow", "title": "sleep 100", "name": "bash", "kind": "execute", "status": "pending"}, true)
 		// A permission request the user never answers: the client must
 		// answer it "cancelled" once it cancels the turn.
 		res := s.call("session/request_permission", map[string]any{"sessionId": sid,
@@ -299,7 +337,13 @@ func (s *fakeSession) toolTurn(m *Msg, sid string, t *fakeTurn, text string) {
 		s.call("fs/read_text_file", map[string]any{"sessionId": sid, "path": cwd + "/README.md"})
 	}
 	meta := s.caps.TerminalOutput || f.alwaysMeta
-	call := map[string]any{"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls", "kind": "execute", "status": "in_progress"}
+	call := map[string]any{"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls", "name": "bash", "kind": "execute", "status": "in_progress"}
+	if f.noName {
+		delete(call, "name")
+	}
+	if s.caps.Notices || f.noticeUnasked {
+		s.update(sid, map[string]any{"sessionUpdate": "notice", "severity": "info", "title": "Running ls"}, false)
+	}
 	if meta {
 		call["content"] = []any{map[string]any{"type": "terminal", "terminalId": "t1"}}
 		call["_meta"] = map[string]any{"terminal_info": map[string]any{"terminal_id": "t1", "cwd": cwd}}
@@ -313,6 +357,10 @@ func (s *fakeSession) toolTurn(m *Msg, sid string, t *fakeTurn, text string) {
 			"_meta": map[string]any{"terminal_output": map[string]any{"terminal_id": "t1", "data": "README.md\nmain.go\n"}}}
 	}
 	done := map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "rawOutput": map[string]any{"exit_code": 0}}
+	if s.caps.TerminalOutputDelta || f.deltaUnasked {
+		upd(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "t1",
+			"_meta": map[string]any{"terminal_output_delta": map[string]any{"terminal_id": "t1", "data": "README.md\n"}}})
+	}
 	if meta {
 		upd(output())
 		done["_meta"] = map[string]any{"terminal_exit": map[string]any{"terminal_id": "t1", "exit_code": 0, "signal": nil}}
@@ -337,7 +385,7 @@ func (s *fakeSession) toolTurn(m *Msg, sid string, t *fakeTurn, text string) {
 	if f.relativeDiff {
 		path = "notes.md"
 	}
-	edit := map[string]any{"sessionUpdate": "tool_call", "toolCallId": "t2", "title": "Write notes.md", "kind": "edit", "status": "completed",
+	edit := map[string]any{"sessionUpdate": "tool_call", "toolCallId": "t2", "title": "Write notes.md", "name": "write", "kind": "edit", "status": "completed",
 		"content":   []any{map[string]any{"type": "diff", "path": path, "oldText": nil, "newText": "hi\n"}},
 		"locations": []any{map[string]any{"path": cwd + "/notes.md"}}}
 	if f.badSchema {

@@ -178,16 +178,23 @@ func capsOf(script []byte) Caps {
 					} `json:"fs"`
 					Terminal    bool            `json:"terminal"`
 					Elicitation json.RawMessage `json:"elicitation"`
-					Meta        struct {
-						TerminalOutput bool `json:"terminal_output"`
+					Session     struct {
+						Notices    json.RawMessage `json:"notices"`
+						Compaction json.RawMessage `json:"compaction"`
+					} `json:"session"`
+					Meta struct {
+						TerminalOutput      bool `json:"terminal_output"`
+						TerminalOutputDelta bool `json:"terminal_output_delta"`
 					} `json:"_meta"`
 				} `json:"clientCapabilities"`
 			} `json:"params"`
 		}
 		if json.Unmarshal([]byte(l), &m) == nil && m.Method == "initialize" {
 			c := m.Params.Caps
+			set := func(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" && string(raw) != "false" }
 			return Caps{FS: c.FS.Read || c.FS.Write, Terminal: c.Terminal, TerminalOutput: c.Meta.TerminalOutput,
-				Elicitation: len(c.Elicitation) > 0 && string(c.Elicitation) != "null"}
+				Elicitation: set(c.Elicitation), TerminalOutputDelta: c.Meta.TerminalOutputDelta,
+				Notices: set(c.Session.Notices), Compaction: set(c.Session.Compaction)}
 		}
 	}
 	return Caps{}

@@ -182,6 +182,9 @@ type run struct {
 	caps Caps
 	c    *conn
 	ed   *editor
+	// replayed is the agent text of the main session's load replay, what a
+	// fork of it must replay too ("" before a load).
+	replayed string
 }
 
 // start launches a process; on failure every check in ids is failed.
@@ -308,7 +311,7 @@ func textPrompt(session, text string) map[string]any {
 // relative cwd, a prompt for an unknown session.
 func (s *suite) handshake(ctx context.Context) {
 	const name = "handshake"
-	ids := []string{CheckInitVersion, CheckUnknownMethod, CheckUnknownNotif, CheckBadParams, CheckSessionNew, CheckRelativeCwd, CheckUnknownSession}
+	ids := []string{CheckInitVersion, CheckUnknownMethod, CheckUnknownNotif, CheckBadParams, CheckSessionNew, CheckRelativeCwd, CheckUnknownSession, CheckDeleteUnknown}
 	r, ok := s.startFor(ctx, name, s.cfg.Caps, ids...)
 	if !ok {
 		return
@@ -458,6 +461,21 @@ func (s *suite) handshake(ctx context.Context) {
 		s.fail(CheckUnknownSession, name, r.entryOf(m), "a prompt for an unknown session succeeded")
 	default:
 		s.pass(CheckUnknownSession, "error %d", m.Error.Code)
+	}
+
+	// Deleting what is not there is done already (acp-tck ACP-DELETE-002).
+	if !capObject(s.agentCaps, "sessionCapabilities", "delete") {
+		s.skip(CheckDeleteUnknown, "the agent does not advertise sessionCapabilities.delete")
+		return
+	}
+	m, err = r.c.call(ctx, "session/delete", map[string]any{"sessionId": "acp-conform-no-such-session"}, s.cfg.Timeout)
+	switch {
+	case err != nil:
+		s.fail(CheckDeleteUnknown, name, nil, "session/delete: %v", err)
+	case m.Error != nil:
+		s.fail(CheckDeleteUnknown, name, r.entryOf(m), "session/delete of an unknown id answered error %d: it must succeed silently", m.Error.Code)
+	default:
+		s.pass(CheckDeleteUnknown, "unknown id: success")
 	}
 }
 

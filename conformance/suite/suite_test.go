@@ -59,6 +59,12 @@ func TestSuiteCatchesDefects(t *testing.T) {
 		{"permission without title", fakeAgent{untitledPermission: true}, []string{CheckPermTitle}},
 		{"parse errors unanswered", fakeAgent{silentParse: true}, []string{CheckParseError}},
 		{"tool_call without title", fakeAgent{badSchema: true}, []string{CheckSchemaAgent}},
+		{"notice without being asked", fakeAgent{noticeUnasked: true}, []string{CheckNoticeGated}},
+		{"terminal delta without being asked", fakeAgent{deltaUnasked: true}, []string{CheckTermGated}},
+		{"fork without the history", fakeAgent{forkEmpty: true}, []string{CheckFork}},
+		{"delete of an unknown id fails", fakeAgent{deleteUnknownFails: true}, []string{CheckDeleteUnknown}},
+		{"load of a live session refused", fakeAgent{refuseLiveLoad: true}, []string{CheckLoadReplay, CheckFork}},
+		{"tool calls without a name", fakeAgent{noName: true}, []string{CheckToolName}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,5 +128,35 @@ func TestLoadSkippedWithoutCapability(t *testing.T) {
 	}
 	if !rep.Conformant {
 		t.Error("a skipped mandatory check made the agent non-conformant")
+	}
+}
+
+// A client that asks for notices and terminal deltas gets them from the
+// fake agent, and the gates let them through: the checks tell asked from
+// unasked, not merely "never".
+func TestOptInsAreAllowed(t *testing.T) {
+	caps := ZedCaps
+	caps.Notices, caps.TerminalOutputDelta = true, true
+	rep, err := Run(t.Context(), Config{
+		Launch: (&fakeAgent{}).launcher(), Agent: []string{"fake"}, Caps: caps, Schema: testSchema(t),
+		Timeout: 5 * time.Second, TurnTimeout: 10 * time.Second,
+		CancelAfter: 200 * time.Millisecond, Grace: 50 * time.Millisecond, Transcripts: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`\"sessionUpdate\":\"notice\"`, `terminal_output_delta`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("the transcripts have no %s: the opt-in was not exercised", want)
+		}
+	}
+	for _, id := range []string{CheckNoticeGated, CheckTermGated} {
+		if res, _ := rep.Result(id); res.Status != Pass {
+			t.Errorf("%s: %s %+v", id, res.Status, res.Offences)
+		}
 	}
 }

@@ -63,7 +63,7 @@ func updatesOf(es []*Entry, session string, from, to int) []*Entry {
 // replay through session/load, and a cancelled turn.
 func (s *suite) turns(ctx context.Context) {
 	const name = "turn"
-	ids := []string{CheckPromptTurn, CheckUpdatesBefore, CheckNoUserEcho, CheckLoadReplay, CheckCancel, CheckCancelQuiet, CheckAfterCancel}
+	ids := []string{CheckPromptTurn, CheckUpdatesBefore, CheckNoUserEcho, CheckLoadReplay, CheckFork, CheckCancel, CheckCancelQuiet, CheckAfterCancel}
 	r, ok := s.startFor(ctx, name, s.cfg.Caps, ids...)
 	if !ok {
 		return
@@ -91,7 +91,68 @@ func (s *suite) turns(ctx context.Context) {
 	} else {
 		r.checkLoad(ctx, live, s.cfg.Prompt)
 	}
+	switch {
+	case !capObject(s.agentCaps, "sessionCapabilities", "fork"):
+		s.skip(CheckFork, "the agent does not advertise sessionCapabilities.fork")
+	case !ok:
+		s.skip(CheckFork, "the live turn failed")
+	default:
+		r.checkFork(ctx, live, s.cfg.Prompt)
+	}
 	r.cancelTurn(ctx)
+}
+
+// checkFork forks the session of the live turn. The fork must answer like
+// session/new with a new id; when the agent can load sessions, the fork's
+// replay must carry the original's conversation, and the original's replay
+// must be what it was (nothing of the fork in it).
+func (r *run) checkFork(ctx context.Context, live *turnResult, prompt string) {
+	s := r.s
+	// The original's conversation: as its load replayed it, else as the
+	// live turn showed it.
+	want := r.replayed
+	if want == "" {
+		want = buildView(updatesOf(r.c.trace.Entries(), live.session, live.reqSeq, live.respSeq)).agent.String()
+	}
+	m, err := r.c.call(ctx, "session/fork", map[string]any{"sessionId": live.session, "cwd": s.cfg.Workspace, "mcpServers": []any{}}, s.cfg.TurnTimeout)
+	switch {
+	case err != nil:
+		s.fail(CheckFork, r.name, nil, "session/fork: %v; %s", err, r.stderrTail())
+		return
+	case m.Error != nil:
+		s.fail(CheckFork, r.name, r.entryOf(m), "session/fork of a session with a finished turn answered an error")
+		return
+	}
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(m.Result, &res)
+	if res.SessionID == "" || res.SessionID == live.session {
+		s.fail(CheckFork, r.name, r.entryOf(m), "session/fork answered session id %q: a fork is a new session", res.SessionID)
+		return
+	}
+	if !capTrue(s.agentCaps, "loadSession") {
+		s.pass(CheckFork, "new session %s (no loadSession: its history cannot be observed)", res.SessionID)
+		return
+	}
+	for _, c := range []struct{ sid, what string }{{res.SessionID, "the fork"}, {live.session, "the original, after the fork"}} {
+		resp, reqSeq, respSeq, err := r.load(ctx, c.sid)
+		switch {
+		case err != nil:
+			s.fail(CheckFork, r.name, nil, "session/load of %s: %v", c.what, err)
+			return
+		case resp.Error != nil:
+			s.fail(CheckFork, r.name, r.entryOf(resp), "session/load of %s answered an error", c.what)
+			return
+		}
+		got := buildView(updatesOf(r.c.trace.Entries(), c.sid, reqSeq, respSeq))
+		if got.user.String() != prompt || got.agent.String() != want {
+			s.fail(CheckFork, r.name, r.entryOf(resp), "the replay of %s is not the original conversation:\n  user:  %s (want %s)\n  agent: %s (want %s)",
+				c.what, short(got.user.String(), 200), short(prompt, 200), short(got.agent.String(), 200), short(want, 200))
+			return
+		}
+	}
+	s.pass(CheckFork, "fork %s replays the original's conversation; the original is unchanged", res.SessionID)
 }
 
 // capObject reports whether caps[group][name] is a capability object ({}):
@@ -380,8 +441,11 @@ func buildView(es []*Entry) *transcriptView {
 			var out struct {
 				Data string `json:"data"`
 			}
-			if json.Unmarshal(meta["terminal_output"], &out) == nil {
-				c.terminal.WriteString(out.Data)
+			for _, k := range []string{"terminal_output", "terminal_output_delta"} { // both append
+				out.Data = ""
+				if json.Unmarshal(meta[k], &out) == nil {
+					c.terminal.WriteString(out.Data)
+				}
 			}
 			if x, ok := meta["terminal_exit"]; ok {
 				c.exit = x
@@ -404,37 +468,41 @@ func canonical(raw json.RawMessage) string {
 	return string(b)
 }
 
+// load sends session/load for sid and waits for the answer and the quiet
+// after it; reqSeq and respSeq bracket the replay in the trace.
+func (r *run) load(ctx context.Context, sid string) (resp *Msg, reqSeq, respSeq int, err error) {
+	s := r.s
+	req, err := r.c.request("session/load", map[string]any{"sessionId": sid, "cwd": s.cfg.Workspace, "mcpServers": []any{}}, false)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	resp, err = r.c.await(ctx, req.ch, s.cfg.TurnTimeout)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("%w; %s", err, r.stderrTail())
+	}
+	respSeq = r.responseSeq(req.id)
+	r.c.quiet(ctx, s.cfg.Grace, s.cfg.Timeout)
+	return resp, req.seq, respSeq, nil
+}
+
 // checkLoad loads the session of the live turn and compares the replay.
+// The session is still live on this connection, as the official kit loads
+// it (ACP-LOAD-001..003): an agent must replay it all the same.
 func (r *run) checkLoad(ctx context.Context, live *turnResult, prompt string) {
 	s := r.s
-	// An editor loads sessions from its history, not ones it holds open: as
-	// Zed does when it releases a thread, close the session first when the
-	// agent offers session/close (an agent may refuse to load a live one).
-	if capObject(s.agentCaps, "sessionCapabilities", "close") {
-		if req, err := r.c.request("session/close", map[string]any{"sessionId": live.session}, false); err == nil {
-			if _, err := r.c.await(ctx, req.ch, s.cfg.TurnTimeout); err != nil {
-				s.fail(CheckLoadReplay, r.name, nil, "session/close before the load: %v", err)
-				return
-			}
-		}
-	}
-	req, err := r.c.request("session/load", map[string]any{"sessionId": live.session, "cwd": s.cfg.Workspace, "mcpServers": []any{}}, false)
+	resp, reqSeq, respSeq, err := r.load(ctx, live.session)
 	if err != nil {
 		s.fail(CheckLoadReplay, r.name, nil, "session/load: %v", err)
 		return
 	}
-	id, ch, reqSeq := req.id, req.ch, req.seq
-	resp, err := r.c.await(ctx, ch, s.cfg.TurnTimeout)
-	if err != nil {
-		s.fail(CheckLoadReplay, r.name, nil, "session/load: %v; %s", err, r.stderrTail())
-		return
-	}
 	if resp.Error != nil {
-		s.fail(CheckLoadReplay, r.name, r.entryOf(resp), "session/load of a session the agent created answered an error")
+		s.fail(CheckLoadReplay, r.name, r.entryOf(resp), "session/load of the session live on this connection answered an error: it must replay it and answer")
 		return
 	}
-	respSeq := r.responseSeq(id)
-	r.c.quiet(ctx, s.cfg.Grace, s.cfg.Timeout)
+	if len(objField(resp.Result)) == 0 && strings.TrimSpace(string(resp.Result)) != "{}" {
+		s.fail(CheckLoadReplay, r.name, r.entryOf(resp), "session/load answered %s: a LoadSessionResponse is an object", short(string(resp.Result), 80))
+		return
+	}
 	es := r.c.trace.Entries()
 	before := len(s.o(CheckLoadReplay).offences)
 	for _, e := range updatesOf(es, live.session, respSeq, 0) {
@@ -445,6 +513,7 @@ func (r *run) checkLoad(ctx context.Context, live *turnResult, prompt string) {
 	liveView := buildView(updatesOf(es, live.session, live.reqSeq, reqSeq))
 	replay := updatesOf(es, live.session, reqSeq, respSeq)
 	got := buildView(replay)
+	r.replayed = got.agent.String()
 	lastReplay := r.entryOf(resp)
 	if len(replay) > 0 {
 		lastReplay = replay[len(replay)-1]

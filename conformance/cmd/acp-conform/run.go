@@ -52,6 +52,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		prompt      = fl.String("prompt", suite.DefaultPrompt, "the main turn's prompt; it should make the agent use tools")
 		cancel      = fl.String("cancel-prompt", suite.DefaultCancelPrompt, "the prompt of the turn that is cancelled; it should take a while")
 		cancelAfter = fl.Duration("cancel-after", 2*time.Second, "cancel this long after the prompt if the agent sent nothing before")
+		notices     = fl.Bool("notices", false, "advertise session.notices (notice updates)")
+		compaction  = fl.Bool("compaction", false, "advertise session.compaction (compaction updates)")
+		termDelta   = fl.Bool("terminal-output-delta", false, "advertise _meta.terminal_output_delta (live output as appends, codex-acp's convention)")
 		auth        = fl.String("auth", "", "call authenticate with this method id after initialize")
 		workspace   = fl.String("workspace", "", "the session cwd (default: a scratch directory with README.md and main.go)")
 		timeout     = fl.Duration("timeout", 30*time.Second, "the time one request may take")
@@ -98,7 +101,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	caps := suite.Caps{FS: *fs, Terminal: *terminal, TerminalOutput: *termOutput, Elicitation: *elicitation, Zed: true}
+	caps := suite.Caps{FS: *fs, Terminal: *terminal, TerminalOutput: *termOutput, Elicitation: *elicitation, Zed: true,
+		Notices: *notices, Compaction: *compaction, TerminalOutputDelta: *termDelta}
 
 	if *scenarios != "" {
 		return runScenarios(ctx, *scenarios, *update, argv, schema, stdout, stderr)

@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/session"
+)
+
+var _ acp.SessionForker = (*Agent)(nil)
+
+// ForkSession (session/fork, unstable) starts a new session whose log begins
+// with the source session's events: the same conversation, controls and
+// "always" answers, so its next model request carries the same history. The
+// source, live here or only stored, is left as it was. The fork answers like
+// session/new and is listed, loaded and deleted like any session.
+func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*acp.ForkSessionResponse, error) {
+	if !filepath.IsAbs(req.Cwd) || strings.ContainsRune(req.Cwd, 0) {
+		return nil, acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", req.Cwd)
+	}
+	for _, d := range req.AdditionalDirectories {
+		if !filepath.IsAbs(d) || strings.ContainsRune(d, 0) {
+			return nil, acp.InvalidParams("invalid params: additionalDirectories must be absolute paths, got %q", d)
+		}
+	}
+	for i, srv := range req.McpServers {
+		if srv.Name == "" {
+			return nil, acp.InvalidParams("invalid params: mcpServers[%d] has no name", i)
+		}
+	}
+	sp, err := parseSystemPrompt(req.SystemPrompt)
+	if err != nil {
+		return nil, err
+	}
+	evs, dirs, err := a.forkSource(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	evs = finishedTurns(evs)
+	roots := []string{filepath.Clean(req.Cwd)}
+	if len(req.AdditionalDirectories) > 0 {
+		dirs = req.AdditionalDirectories
+	}
+	for _, d := range dirs {
+		roots = append(roots, filepath.Clean(d))
+	}
+
+	a.mu.Lock()
+	caps := a.caps
+	a.mu.Unlock()
+	id := a.o.NewID()
+	s := newSession(a, id, roots, caps, a.newLog(id, roots), false)
+	// The fork's log starts with the source's events, folded as a load
+	// folds them: the same state. The editor is sent none of them: a fork
+	// answers like session/new, and the client has the conversation.
+	s.emitMu.Lock()
+	for _, ev := range evs {
+		s.fold(s.log.Append(ev))
+	}
+	s.emitMu.Unlock()
+	a.mu.Lock()
+	if a.shutdown {
+		a.mu.Unlock()
+		s.close(registry.ErrShutdown)
+		return nil, acp.Errorf(acp.CodeInternalError, "internal error: the agent is shutting down")
+	}
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	s.setClientPrompt(sp)
+	s.mcp.start(ctx, req.McpServers)
+	a.log.Info("session forked", "session", s.id, "from", req.SessionID, "events", len(evs))
+	s.announceAfterReply(ctx)
+	modes, opts := s.Controls()
+	return &acp.ForkSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
+}
+
+// forkSource returns the events and additional directories of the session
+// to fork: a live one as it stands, else the stored one, read without
+// opening it (another process may hold it; a fork takes nothing from it).
+func (a *Agent) forkSource(id string) ([]session.Event, []string, error) {
+	a.mu.Lock()
+	live := a.sessions[id]
+	a.mu.Unlock()
+	if live != nil {
+		return live.log.Events(), live.roots[1:], nil
+	}
+	if a.o.Store == nil {
+		return nil, nil, loadError(id, session.ErrNotFound)
+	}
+	h, evs, err := a.o.Store.Read(id)
+	if err != nil {
+		return nil, nil, loadError(id, err)
+	}
+	return evs, h.AdditionalDirectories, nil
+}
+
+// finishedTurns drops a turn still running in the source (its prompt, and
+// all that followed its start): the fork starts from the last answer, and a
+// half-made tool call would be refused by the model's API.
+func finishedTurns(evs []session.Event) []session.Event {
+	for i := len(evs) - 1; i >= 0; i-- {
+		switch evs[i].Payload.(type) {
+		case session.TurnEnd:
+			return evs
+		case session.TurnStart:
+			if i > 0 {
+				if _, ok := evs[i-1].Payload.(session.UserMessage); ok {
+					i--
+				}
+			}
+			return evs[:i]
+		}
+	}
+	return evs
+}

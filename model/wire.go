@@ -1,0 +1,255 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The chat-completions wire format, as the OpenAI-compatible servers really
+// send it. Only the fields the bridge reads or writes are here; the
+// variations between servers are noted where they matter.
+
+type wireRequest struct {
+	Model               string         `json:"model"`
+	Messages            []wireMessage  `json:"messages"`
+	Tools               []wireTool     `json:"tools,omitempty"`
+	Stream              bool           `json:"stream"`
+	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+	MaxTokens           int            `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"` // low | medium | high, where the model takes one
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type wireMessage struct {
+	Role    string `json:"role"`
+	Content any    `json:"content,omitempty"` // a string, or []wirePart with images
+	// Reasoning of an earlier assistant turn goes back in the field the
+	// endpoint sent it in: DeepSeek wants reasoning_content (and requires it
+	// on turns that called tools); Groq refuses that field and reads
+	// reasoning, like OpenRouter and Ollama.
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	Reasoning        string         `json:"reasoning,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string         `json:"tool_call_id,omitempty"`
+}
+
+type wirePart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL string `json:"url"`
+}
+
+type wireTool struct {
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+type wireToolCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function wireFunctionCall `json:"function"`
+}
+
+type wireFunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// wireChunk is one streamed chat.completion.chunk, or (from a server that
+// ignored stream: true) a whole chat.completion.
+type wireChunk struct {
+	ID      string       `json:"id"`
+	Choices []wireChoice `json:"choices"`
+	Usage   *wireUsage   `json:"usage"`
+	// Error: an error reported inside the stream (OpenRouter puts it after
+	// id and choices, vLLM and llama.cpp send it alone).
+	Error json.RawMessage `json:"error"`
+	// XGroq carries Groq's usage on its last chunk.
+	XGroq *struct {
+		Usage *wireUsage `json:"usage"`
+	} `json:"x_groq"`
+}
+
+type wireChoice struct {
+	Index        int        `json:"index"`
+	Delta        *wireDelta `json:"delta"`
+	Message      *wireDelta `json:"message"` // non-streamed answers
+	FinishReason string     `json:"finish_reason"`
+}
+
+type wireDelta struct {
+	// Content is a string, or (Mistral's reasoning models) an array of
+	// typed parts: {"type":"text","text":…} and {"type":"thinking","thinking":[…]}.
+	Content json.RawMessage `json:"content"`
+	// ReasoningContent (DeepSeek, vLLM, llama.cpp) and Reasoning (Groq,
+	// OpenRouter, Ollama, newer vLLM) carry the same thing.
+	ReasoningContent string          `json:"reasoning_content"`
+	Reasoning        string          `json:"reasoning"`
+	ToolCalls        []wireToolDelta `json:"tool_calls"`
+	Refusal          string          `json:"refusal"`
+}
+
+type wireToolDelta struct {
+	// Index is absent on some servers (Gemini's compatible layer sends
+	// whole calls without index and with empty ids).
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	// PromptCacheHitTokens is DeepSeek's name for cached input.
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
+}
+
+func (u *wireUsage) usage() *Usage {
+	out := &Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if out.CachedTokens == 0 {
+		out.CachedTokens = u.PromptCacheHitTokens
+	}
+	return out
+}
+
+// contentParts splits a delta's content into answer text and reasoning.
+func contentParts(raw json.RawMessage) (text, thought string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == 'n' {
+		return "", ""
+	}
+	if raw[0] == '"' {
+		_ = json.Unmarshal(raw, &text)
+		return text, ""
+	}
+	var parts []struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return "", ""
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			text += p.Text
+		case "thinking":
+			t, _ := contentParts(p.Thinking)
+			if t == "" {
+				_ = json.Unmarshal(p.Thinking, &t) // a plain string
+			}
+			thought += t
+		}
+	}
+	return text, thought
+}
+
+// wireError is the error object servers send, in their various shapes:
+// {"message","type","code"} (OpenAI, DeepSeek, Groq, xAI), a bare string
+// (Ollama), {"code": 502, "message", "metadata"} (OpenRouter), or vLLM's
+// and FastAPI's top-level {"message"} and {"detail"}.
+type wireError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+	Status  string          `json:"status"` // Gemini: "INVALID_ARGUMENT"
+	// Metadata.Raw is the upstream provider's own message (OpenRouter).
+	Metadata *struct {
+		Raw          json.RawMessage `json:"raw"`
+		ProviderName string          `json:"provider_name"`
+	} `json:"metadata"`
+}
+
+// parseWireError reads an error object (the value of "error"); ok is false
+// when raw holds none.
+func parseWireError(raw json.RawMessage) (e wireError, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return e, false
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return e, false
+		}
+		return wireError{Message: s}, true
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return e, false
+	}
+	if e.Message == "" && e.Metadata != nil && len(e.Metadata.Raw) > 0 {
+		e.Message = string(e.Metadata.Raw)
+	}
+	return e, true
+}
+
+// codeStatus is the error's numeric code when it is an HTTP status.
+func (e wireError) codeStatus() int {
+	var n int
+	if json.Unmarshal(e.Code, &n) == nil && n >= 400 && n < 600 {
+		return n
+	}
+	return 0
+}
+
+// errorBody extracts the message of an HTTP error response body, whatever
+// shape it has. ok is false when the body is not JSON.
+func errorBody(b []byte) (msg string, ok bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || (b[0] != '{' && b[0] != '[') {
+		return "", false
+	}
+	if b[0] == '[' { // Gemini wraps its error in an array
+		var arr []json.RawMessage
+		if json.Unmarshal(b, &arr) != nil || len(arr) == 0 {
+			return "", false
+		}
+		b = arr[0]
+	}
+	var top struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(b, &top) != nil {
+		return "", false
+	}
+	if e, ok := parseWireError(top.Error); ok && e.Message != "" {
+		return e.Message, true
+	}
+	if top.Message != "" {
+		return top.Message, true
+	}
+	if len(top.Detail) > 0 {
+		var s string
+		if json.Unmarshal(top.Detail, &s) == nil {
+			return s, true
+		}
+		return string(top.Detail), true
+	}
+	return string(b), true
+}

@@ -82,6 +82,13 @@ type Options struct {
 	// may fill before the older turns are compacted (default 0.8; negative:
 	// never compact by itself, /compact still works).
 	CompactThreshold float64
+	// TerminalLogin is the terminal auth method offered to clients that
+	// can run one (clientCapabilities.auth.terminal, or the older
+	// _meta["terminal-auth"], for which its Meta is kept); nil: none.
+	TerminalLogin *acp.AuthMethod
+	// Logout removes the stored credentials (the logout method, advertised
+	// when set).
+	Logout func(context.Context) error
 
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now
@@ -170,7 +177,10 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 				SystemPrompt: &acp.SystemPromptCaps{Mode: &acp.SystemPromptModeCaps{Override: &acp.Empty{}}}},
 			McpCapabilities: acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
-		AuthMethods: []acp.AuthMethod{},
+		AuthMethods: a.authMethods(req.ClientCapabilities),
+	}
+	if a.o.Logout != nil {
+		resp.AgentCapabilities.Auth.Logout = &acp.Empty{}
 	}
 	if a.o.Store != nil { // load.go
 		resp.AgentCapabilities.LoadSession = true
@@ -180,9 +190,10 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	return resp, nil
 }
 
-// Authenticate: this agent has no auth methods, so any method id is unknown.
+// Authenticate: this agent has no agent-type auth methods (a terminal
+// method is never passed here), so any method id is unknown.
 func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
-	return nil, acp.InvalidParams("invalid params: unknown auth method %q (this agent advertises none)", req.MethodID)
+	return nil, acp.InvalidParams("invalid params: unknown auth method %q (this agent has none to authenticate with; log in with `acp-bridge login`)", req.MethodID)
 }
 
 func (a *Agent) checkDir(path string) error {

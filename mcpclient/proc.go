@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 )
 
 // process is one stdio server process. We manage it ourselves rather than
@@ -19,8 +21,9 @@ import (
 // leave grandchildren), and never lose its stderr.
 type process struct {
 	cmd    *exec.Cmd
-	stdin  *os.File // our end of its stdin
-	stdout *os.File // our end of its stdout
+	group  *procgroup.Group // the server and what it starts; dies with the bridge
+	stdin  *os.File         // our end of its stdin
+	stdout *os.File         // our end of its stdout
 	stderr *tail
 
 	exited  chan struct{} // closed once the process has been reaped
@@ -37,7 +40,6 @@ func startProcess(s Server, log *slog.Logger) (*process, error) {
 	for _, e := range s.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
-	cmd.SysProcAttr = sysProcAttr()
 
 	// os.Pipe rather than cmd.StdoutPipe: Wait closes StdoutPipe's read end,
 	// which could drop the last messages of a server that exits; with our own
@@ -57,12 +59,15 @@ func startProcess(s Server, log *slog.Logger) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	// A group of its own: servers started through npx or a shell leave
+	// grandchildren, and all of them must die with the bridge.
+	group, err := procgroup.Start(cmd)
+	if err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, err
 	}
 	closeAll(inR, outW, errW) // the child has its copies
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: newTail(4 << 10), exited: make(chan struct{})}
+	p := &process{cmd: cmd, group: group, stdin: inW, stdout: outR, stderr: newTail(4 << 10), exited: make(chan struct{})}
 	drained := make(chan struct{})
 	go func() {
 		p.stderr.drain(errR, log)
@@ -100,19 +105,20 @@ func (p *process) exitStatus() string {
 // whatever is left of its process group.
 func (p *process) stop(grace time.Duration) {
 	p.stdin.Close()
-	defer killGroup(p.cmd.Process.Pid)
+	defer p.group.Release()
+	defer p.group.Kill()
 	select {
 	case <-p.exited:
 		return
 	case <-time.After(grace):
 	}
-	terminateGroup(p.cmd.Process.Pid)
+	_ = p.group.Terminate()
 	select {
 	case <-p.exited:
 		return
 	case <-time.After(grace):
 	}
-	killGroup(p.cmd.Process.Pid)
+	_ = p.group.Kill()
 	p.cmd.Process.Kill()
 	<-p.exited
 }

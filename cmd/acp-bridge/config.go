@@ -117,6 +117,9 @@ const usage = `acp-bridge: an Agent Client Protocol agent for Zed and other ACP 
 Usage:
   acp-bridge [flags]          serve ACP over stdin/stdout (what an editor launches)
   acp-bridge demo [flags]     run an offline demo session and print what an editor would show
+  acp-bridge login            store an API key (checked against the endpoint) for this user
+  acp-bridge logout           remove the stored keys
+  acp-bridge doctor [flags]   check the config, key, endpoint, state dir and bash; say how to fix each
   acp-bridge --version        print the version
 
 Settings come from, lowest first: built-in defaults, the config file, the
@@ -884,7 +887,7 @@ func (c *config) choice(p providerConfig, m modelConfig, def string) (agent.Mode
 	}
 	keyEnv := p.keyEnv()
 	prov, err := model.NewOpenAI(model.OpenAIOptions{
-		BaseURL: p.BaseURL, Model: m.Name, APIKey: os.Getenv(keyEnv), APIKeyEnv: keyEnv,
+		BaseURL: p.BaseURL, Model: m.Name, APIKey: apiKey(keyEnv, p.BaseURL), APIKeyEnv: keyEnv,
 		RequireKey: isHosted(p.BaseURL) || p.APIKeyEnv != "", MaxTokens: maxTokens,
 		ContextWindow: m.ContextWindow, Images: m.Images, IdleTimeout: c.streamIdleTimeout,
 	})

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -161,27 +163,29 @@ func TestMCPEndToEnd(t *testing.T) {
 	}
 }
 
-// A bridge killed outright (no chance to stop anything) takes its stdio
-// MCP servers with it, even one that ignores its stdin closing (the
-// kernel's parent-death signal, not politeness, ends it). What such a
-// server started itself is beyond that signal's reach.
+// A bridge killed outright (no chance to stop anything, as Zed stops an
+// agent) takes its stdio MCP servers with it within 2 s, even one that
+// ignores its stdin closing and SIGTERM, and what such a server started
+// itself: the watchdog kills the server's whole process group.
 func TestMCPServersDieWithTheBridge(t *testing.T) {
 	b, _, _, _, pidFile := mcpSession(t, mcptest.ModeStubborn, `{"responses":[]}`)
 	t.Cleanup(func() {
 		for _, pid := range mcptest.PIDs(pidFile) {
-			syscall.Kill(pid, syscall.SIGKILL) // the stubborn server's grandchild
+			syscall.Kill(pid, syscall.SIGKILL) // if the test failed
 		}
 	})
 	pids := mcptest.PIDs(pidFile)
 	for wait := time.Now().Add(5 * time.Second); len(pids) < 2 && time.Now().Before(wait); pids = mcptest.PIDs(pidFile) {
 		time.Sleep(10 * time.Millisecond) // the server's child writes its pid once started
 	}
-	if len(pids) != 2 || !mcptest.Alive(pids[0]) {
+	if len(pids) != 2 || !mcptest.Alive(pids[0]) || !mcptest.Alive(pids[1]) {
 		t.Fatalf("stdio server pids %v", pids)
 	}
 	b.cmd.Process.Kill()
-	if err := waitDead(pids[0], 10*time.Second); err != nil {
-		t.Error(err)
+	for i, what := range []string{"MCP server", "MCP server's child"} {
+		if err := waitDead(pids[i], 2*time.Second); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
 	}
 }
 
@@ -189,7 +193,7 @@ func waitDead(pid int, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for mcptest.Alive(pid) {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("MCP server pid %d still alive after %s", pid, d)
+			return fmt.Errorf("pid %d still alive after %s", pid, d)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -43,10 +43,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 && args[0] == "demo" {
 		return runDemo(ctx, args[1:], stdout, stderr)
 	}
+	if code, ok := runCommand(ctx, args, stdin, stdout, stderr); ok {
+		return code
+	}
 	cfg, _, err := parseFlags("acp-bridge", args, stdout)
 	switch {
 	case errors.Is(err, errVersion):
-		fmt.Fprintf(stdout, "acp-bridge %s\n", agentVersion())
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
@@ -62,7 +65,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer closeLog()
 	// Full outputs of truncated commands are spilled here for the model to
 	// read; they go when the process does, not into /tmp forever.
-	if dir, err := os.MkdirTemp("", "acp-bridge-output-"); err == nil {
+	defer enableReaper(logger)()
+	removeDeadSpills(os.TempDir(), logger)
+	if dir, err := os.MkdirTemp("", spillPrefix()); err == nil {
 		cfg.spillDir = dir
 		defer os.RemoveAll(dir)
 	}
@@ -174,6 +179,8 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		OfferBypass:      cfg.offerBypass,
 		ToolsMode:        codemode.Mode(cfg.toolsMode),
 		CompactThreshold: cfg.compactAt,
+		TerminalLogin:    loginMethod(),
+		Logout:           logout,
 	}
 	if cfg.stateDir != "" {
 		// A state directory that cannot be used must not stop the editor's

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 )
 
 // Modes of a stdio server started through Env.
@@ -123,7 +125,7 @@ func PIDs(pidFile string) []int {
 
 // Alive reports whether pid is a running process (a zombie is not).
 func Alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
+	if !procgroup.Exists(pid) {
 		return false
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

@@ -16,9 +16,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
@@ -251,20 +251,26 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	}
 	growPipe(outW)
 	growPipe(errW)
+	shell, err := Find()
+	if err != nil {
+		closeAll(outR, outW, errR, errW)
+		return out, registry.Errorf("BASH_SPAWN", err.Error())
+	}
 	// Not CommandContext: cancellation must take down the whole group, with
 	// a grace period, which we do ourselves.
-	cmd := exec.Command("bash", "-c", in.Command)
+	cmd := exec.Command(shell, "-c", in.Command)
 	cmd.Dir = cwd
 	cmd.Env = scrubbedEnv()
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	if dc, ok := c.Files.(DiskChanges); ok {
 		end := dc.BeginDiskChanges()
 		defer end()
 	}
 	started := time.Now()
-	err = cmd.Start()
+	// Its own group, which dies with the bridge even when the bridge is
+	// killed outright.
+	group, err := procgroup.Start(cmd)
 	outW.Close() // the child has its copies; EOF comes when every holder closes
 	errW.Close()
 	if err != nil {
@@ -272,7 +278,7 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 		errR.Close()
 		return out, registry.Errorf("BASH_SPAWN", "could not start bash: "+err.Error())
 	}
-	pgid := cmd.Process.Pid
+	defer group.Release()
 
 	col := newCollector(c.Output, o)
 	var readers sync.WaitGroup
@@ -288,10 +294,10 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	select {
 	case <-exited:
 		timer.Stop()
-		killStragglers(pgid, o.KillGrace)
+		killStragglers(group, o.KillGrace)
 	case <-timer.C:
 		out.TimedOut = true
-		terminate(pgid, exited, o.KillGrace)
+		terminate(group, exited, o.KillGrace)
 	case <-ctx.Done():
 		timer.Stop()
 		aborted = true
@@ -299,7 +305,7 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 		if errors.Is(context.Cause(ctx), registry.ErrShutdown) {
 			grace = shutdownGrace // the editor is gone: nobody waits for a clean stop
 		}
-		terminate(pgid, exited, grace)
+		terminate(group, exited, grace)
 	}
 	// A process that left the group (setsid) may still hold a pipe: stop
 	// waiting for it after a second and close our ends.
@@ -366,5 +372,11 @@ func (c *collector) add(s *stream, p []byte) {
 	if c.emit != nil {
 		// The listener may keep the chunk (coalescing): give it its own copy.
 		c.emit(bytes.Clone(p))
+	}
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
 	}
 }

@@ -1,39 +1,19 @@
 package bash
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 )
 
-// signalGroup sends sig to every process in the group pgid. ESRCH (the
-// group is already gone) is not an error.
-func signalGroup(pgid int, sig syscall.Signal) error {
-	err := syscall.Kill(-pgid, sig)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
-}
-
-// groupAlive reports whether any process of the group still runs
-// (zombies waiting for init to reap them do not count).
-func groupAlive(pgid int) bool {
-	err := syscall.Kill(-pgid, 0)
-	if err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	return groupHasLiveMember(pgid)
-}
-
 // waitGroupGone polls until the group has no process left or d passes.
-func waitGroupGone(pgid int, d time.Duration) bool {
+func waitGroupGone(g *procgroup.Group, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
-		if !groupAlive(pgid) {
+		if !g.Alive() {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -47,16 +27,16 @@ func waitGroupGone(pgid int, d time.Duration) bool {
 // everyone, then SIGKILL if the leader has not exited within grace. The
 // leader is waited for on exited (closed by the goroutine that reaps it), so
 // its pid, and with it the group id, cannot be reused while we signal.
-func terminate(pgid int, exited <-chan struct{}, grace time.Duration) {
-	_ = signalGroup(pgid, syscall.SIGTERM)
+func terminate(g *procgroup.Group, exited <-chan struct{}, grace time.Duration) {
+	_ = g.Terminate()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-exited:
 		// The shell is gone; stragglers get the same grace below.
-		killStragglers(pgid, grace)
+		killStragglers(g, grace)
 	case <-t.C:
-		_ = signalGroup(pgid, syscall.SIGKILL)
+		_ = g.Kill()
 		<-exited
 	}
 }
@@ -69,16 +49,16 @@ func terminate(pgid int, exited <-chan struct{}, grace time.Duration) {
 // id; that needs the pid space to wrap between the reap and this signal,
 // while the group is empty, and then the signal would hit a stranger. The
 // window is microseconds, and a non-empty group keeps its id reserved.
-func killStragglers(pgid int, grace time.Duration) {
-	if !groupAlive(pgid) {
+func killStragglers(g *procgroup.Group, grace time.Duration) {
+	if !g.Alive() {
 		return
 	}
-	_ = signalGroup(pgid, syscall.SIGTERM)
-	if waitGroupGone(pgid, grace) {
+	_ = g.Terminate()
+	if waitGroupGone(g, grace) {
 		return
 	}
-	_ = signalGroup(pgid, syscall.SIGKILL)
-	waitGroupGone(pgid, time.Second)
+	_ = g.Kill()
+	waitGroupGone(g, time.Second)
 }
 
 // exitStatus reads the exit code or the killing signal from a reaped process.
@@ -91,23 +71,6 @@ func exitStatus(ps *os.ProcessState) (code *int, signal string) {
 	}
 	c := ps.ExitCode()
 	return &c, ""
-}
-
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
-	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
-	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
-	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
-	syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
-}
-
-// signalName gives the conventional SIGxxx name the terminal pill shows.
-func signalName(s syscall.Signal) string {
-	if n, ok := signalNames[s]; ok {
-		return n
-	}
-	return fmt.Sprintf("SIG%d", int(s))
 }
 
 // scrubbedEnv is the ambient environment without anything that looks like a

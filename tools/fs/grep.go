@@ -403,7 +403,7 @@ func (s *searcher) candidates(data []byte, sc *scanner) []grepMatch {
 // mode, poller registration) costs more than reading a small file, and
 // grep opens every file of a tree.
 func slurp(path string, buf []byte, max int) (data []byte, big bool, err error) {
-	var fd int
+	var fd fileHandle
 	for {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != syscall.EINTR {

@@ -1,15 +1,26 @@
-package bash
+package procgroup
 
 import (
 	"bytes"
 	"os"
 	"strconv"
+	"syscall"
 )
+
+// sysProcAttr makes the leader a process group of its own, and has the kernel
+// kill it if the bridge dies before the watchdog knows of it. Pdeathsig fires
+// when the thread that started the child exits; the Go runtime only retires
+// threads locked with LockOSThread, which the bridge never does. It reaches
+// the leader only: grandchildren are the watchdog's.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
 
 // groupHasLiveMember reports whether a process of group pgid is still
 // running. kill(-pgid, 0) also counts zombies: orphans that were killed but
 // that init has not reaped yet (some container inits reap slowly, or never),
-// which would make every call wait out the kill grace. /proc tells them apart.
+// which would make every wait for a group wait out its deadline. /proc tells
+// them apart.
 func groupHasLiveMember(pgid int) bool {
 	d, err := os.Open("/proc")
 	if err != nil {

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"context"
+	"io"
+)
+
+// runCommand runs the commands other than serving ACP (login, logout,
+// doctor, the hidden watchdog); ok is false when args name none of them.
+func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, ok bool) {
+	if len(args) == 0 {
+		return 0, false
+	}
+	switch args[0] {
+	case reaperArg:
+		return runReaper(stdin), true
+	case "login":
+		return runLogin(ctx, args[1:], stdin, stdout, stderr), true
+	case "logout":
+		return runLogout(stdout, stderr), true
+	case "doctor":
+		return runDoctor(ctx, args[1:], stdout, stderr), true
+	}
+	return 0, false
+}

@@ -1,0 +1,203 @@
+//go:build unix
+
+package procgroup
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The watchdog of this process, once EnableReaper has been called.
+var (
+	watchdogMu sync.Mutex
+	watchdog   *reaper
+)
+
+// EnableReaper makes every group started from now on die with this process.
+// argv runs RunReaper: the program itself in its reaper mode. The reaper
+// starts with the first group, so a bridge that runs nothing costs nothing.
+func EnableReaper(argv []string, log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	watchdogMu.Lock()
+	defer watchdogMu.Unlock()
+	watchdog = &reaper{argv: argv, log: log, live: map[int]struct{}{}}
+}
+
+// reaperFor is the watchdog, running, or nil when none is enabled.
+func reaperFor() *reaper {
+	watchdogMu.Lock()
+	r := watchdog
+	watchdogMu.Unlock()
+	if r != nil {
+		r.mu.Lock()
+		r.ensure()
+		r.mu.Unlock()
+	}
+	return r
+}
+
+// reaper is the bridge's side of the watchdog: the pipe to it and the groups
+// it has been told of. Every change is one line, "+pgid" or "-pgid".
+type reaper struct {
+	argv []string
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	w      *os.File      // our end of the reaper's stdin; nil while none runs
+	exited chan struct{} // closed when the running reaper has been reaped
+	live   map[int]struct{}
+}
+
+// StopReaper ends the watchdog at a clean exit: it kills what is still
+// listed (normally nothing: every group was stopped), and is waited for, so
+// no process of the bridge outlives it. Groups started later are not
+// watched.
+func StopReaper() {
+	watchdogMu.Lock()
+	r := watchdog
+	watchdog = nil
+	watchdogMu.Unlock()
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	w, exited := r.w, r.exited
+	r.w = nil
+	r.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.Close()
+	// Bounded: a watchdog slow to exit is not worth a hung shutdown. Not
+	// logged: the bridge's log has ended by now.
+	select {
+	case <-exited:
+	case <-time.After(time.Second):
+	}
+}
+
+func (r *reaper) add(pgid int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live[pgid] = struct{}{}
+	r.send("+" + strconv.Itoa(pgid) + "\n")
+}
+
+func (r *reaper) remove(pgid int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.live[pgid]; !ok {
+		return
+	}
+	delete(r.live, pgid)
+	r.send("-" + strconv.Itoa(pgid) + "\n")
+}
+
+// send writes one line; a reaper that died (killed on its own) is replaced,
+// and the new one told of every live group.
+func (r *reaper) send(line string) {
+	r.ensure()
+	if r.w == nil {
+		return
+	}
+	if _, err := io.WriteString(r.w, line); err != nil {
+		r.log.Warn("process watchdog gone; starting another", "err", err)
+		r.w.Close()
+		r.w = nil
+		r.ensure() // tells the new one everything, this line included
+	}
+}
+
+// ensure starts the reaper if none runs; r.mu is held.
+func (r *reaper) ensure() {
+	if r.w != nil {
+		return
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		r.log.Error("process watchdog not started: commands may outlive a killed bridge", "err", err)
+		return
+	}
+	cmd := exec.Command(r.argv[0], r.argv[1:]...)
+	cmd.Stdin = pr // stdout and stderr: /dev/null; it has nothing to say
+	cmd.Dir = "/"  // it must not keep a project's directory busy
+	// Its own group: the editor's SIGKILL of the bridge's group must not
+	// reach it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		r.log.Error("process watchdog not started: commands may outlive a killed bridge", "err", err)
+		return
+	}
+	pr.Close()
+	r.w = pw
+	exited := make(chan struct{})
+	r.exited = exited
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+		r.mu.Lock()
+		if r.w == pw {
+			r.log.Warn("process watchdog exited", "state", cmd.ProcessState.String())
+			pw.Close()
+			r.w = nil
+		}
+		r.mu.Unlock()
+	}()
+	for pgid := range r.live {
+		if _, err := fmt.Fprintf(pw, "+%d\n", pgid); err != nil {
+			break // it died already; the next send starts another
+		}
+	}
+}
+
+// RunReaper is the watchdog's whole program: it reads "+pgid" and "-pgid"
+// lines from the bridge until the pipe closes, which happens when the bridge
+// exits or is killed (the kernel closes its end), and then kills every group
+// still listed. It returns the exit status.
+func RunReaper(in io.Reader) int {
+	// A terminal's Ctrl-C or hang-up is for the bridge; the reaper must
+	// outlive it long enough to clean up.
+	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+	live := readGroups(in)
+	for pgid := range live {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	return 0
+}
+
+// readGroups folds the bridge's lines into the set of live groups, until
+// the input ends. Lines it cannot read are skipped: the bridge wrote them.
+func readGroups(in io.Reader) map[int]struct{} {
+	live := map[int]struct{}{}
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		line := sc.Text()
+		if len(line) < 2 {
+			continue
+		}
+		pgid, err := strconv.Atoi(line[1:])
+		if err != nil || pgid <= 1 {
+			continue // never kill(-1) or kill(0): everything, or ourselves
+		}
+		switch line[0] {
+		case '+':
+			live[pgid] = struct{}{}
+		case '-':
+			delete(live, pgid)
+		}
+	}
+	return live
+}

@@ -179,6 +179,9 @@ func converse(t *testing.T, home string, env []string, in, prompt string, args .
 	}()
 	stdin.Write([]byte(in))
 	var all strings.Builder
+	// Requests run concurrently, so initialize may be answered after the
+	// prompt: the conversation is over when both answers are in.
+	initialized, prompted := false, false
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
@@ -194,7 +197,12 @@ func converse(t *testing.T, home string, env []string, in, prompt string, args .
 		switch string(m.ID) {
 		case "2":
 			stdin.Write([]byte(strings.Replace(prompt, "SID", m.Result.SessionID, 1) + "\n"))
+		case "1":
+			initialized = true
 		case "3":
+			prompted = true
+		}
+		if initialized && prompted {
 			return all.String()
 		}
 	}

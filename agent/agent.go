@@ -214,11 +214,8 @@ func (a *Agent) checkDir(path string) error {
 
 // NewSession starts a session rooted at the absolute cwd.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
-	if strings.ContainsRune(req.Cwd, 0) {
-		return nil, acp.InvalidParams("invalid params: cwd contains a NUL byte")
-	}
-	if !filepath.IsAbs(req.Cwd) {
-		return nil, acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", req.Cwd)
+	if err := checkRoots(req.Cwd, req.AdditionalDirectories, req.McpServers); err != nil {
+		return nil, err
 	}
 	if err := a.checkDir(req.Cwd); err != nil {
 		// Every tool would fail there; say so now, naming the path.
@@ -226,15 +223,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	}
 	roots := []string{filepath.Clean(req.Cwd)}
 	for _, d := range req.AdditionalDirectories {
-		if !filepath.IsAbs(d) || strings.ContainsRune(d, 0) {
-			return nil, acp.InvalidParams("invalid params: additionalDirectories must be absolute paths, got %q", d)
-		}
 		roots = append(roots, filepath.Clean(d))
-	}
-	for i, s := range req.McpServers {
-		if s.Name == "" {
-			return nil, acp.InvalidParams("invalid params: mcpServers[%d] has no name", i)
-		}
 	}
 	sp, err := parseSystemPrompt(req.SystemPrompt)
 	if err != nil {

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"path/filepath"
-	"strings"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -18,18 +17,8 @@ var _ acp.SessionForker = (*Agent)(nil)
 // source, live here or only stored, is left as it was. The fork answers like
 // session/new and is listed, loaded and deleted like any session.
 func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*acp.ForkSessionResponse, error) {
-	if !filepath.IsAbs(req.Cwd) || strings.ContainsRune(req.Cwd, 0) {
-		return nil, acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", req.Cwd)
-	}
-	for _, d := range req.AdditionalDirectories {
-		if !filepath.IsAbs(d) || strings.ContainsRune(d, 0) {
-			return nil, acp.InvalidParams("invalid params: additionalDirectories must be absolute paths, got %q", d)
-		}
-	}
-	for i, srv := range req.McpServers {
-		if srv.Name == "" {
-			return nil, acp.InvalidParams("invalid params: mcpServers[%d] has no name", i)
-		}
+	if err := checkRoots(req.Cwd, req.AdditionalDirectories, req.McpServers); err != nil {
+		return nil, err
 	}
 	sp, err := parseSystemPrompt(req.SystemPrompt)
 	if err != nil {

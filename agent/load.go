@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/acp"
@@ -114,11 +115,14 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 }
 
 func checkRoots(cwd string, dirs []string, servers []acp.McpServer) error {
+	if strings.ContainsRune(cwd, 0) {
+		return acp.InvalidParams("invalid params: cwd contains a NUL byte")
+	}
 	if !filepath.IsAbs(cwd) {
 		return acp.InvalidParams("invalid params: cwd must be an absolute path, got %q", cwd)
 	}
 	for _, d := range dirs {
-		if !filepath.IsAbs(d) {
+		if !filepath.IsAbs(d) || strings.ContainsRune(d, 0) {
 			return acp.InvalidParams("invalid params: additionalDirectories must be absolute paths, got %q", d)
 		}
 	}

@@ -25,7 +25,13 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if buildPath != "" {
+		// The binary bridgeBinary built: about 30 MB a run, which would
+		// otherwise pile up in the temp dir run after run.
+		os.RemoveAll(filepath.Dir(buildPath))
+	}
+	os.Exit(code)
 }
 
 // bridge starts the program as a child process speaking on its stdio.

@@ -130,31 +130,46 @@ func (c *rpcClient) send(v any) {
 // JSON-RPC: stdout is the protocol.
 func (c *rpcClient) call(method string, params any) map[string]any {
 	c.t.Helper()
+	res, err := c.request(method, params)
+	if err != nil {
+		c.t.Fatalf("%s failed: %+v", method, *err)
+	}
+	return res
+}
+
+// request is call for a request that may fail: the error, if any, is
+// returned instead of failing the test. On the way it keeps the updates,
+// allows every permission request once and refuses other requests.
+func (c *rpcClient) request(method string, params any) (map[string]any, *rpcError) {
+	c.t.Helper()
 	c.nextID++
 	id := c.nextID
 	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	for c.out.Scan() {
-		var msg map[string]any
-		if err := json.Unmarshal(c.out.Bytes(), &msg); err != nil || msg["jsonrpc"] != "2.0" {
+		var msg struct {
+			JSONRPC string         `json:"jsonrpc"`
+			ID      any            `json:"id"`
+			Method  string         `json:"method"`
+			Params  map[string]any `json:"params"`
+			Result  map[string]any `json:"result"`
+			Error   *rpcError      `json:"error"`
+		}
+		if err := json.Unmarshal(c.out.Bytes(), &msg); err != nil || msg.JSONRPC != "2.0" {
 			c.t.Fatalf("stdout line is not JSON-RPC: %q", c.out.Text())
 		}
 		switch {
-		case msg["method"] == "session/update":
-			c.notes = append(c.notes, msg["params"].(map[string]any))
-		case msg["method"] == "session/request_permission":
-			c.send(map[string]any{"jsonrpc": "2.0", "id": msg["id"], "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow-once"}}})
-		case msg["method"] != nil && msg["id"] != nil:
-			c.send(map[string]any{"jsonrpc": "2.0", "id": msg["id"], "error": map[string]any{"code": -32601, "message": "not offered"}})
-		case msg["id"] == float64(id):
-			if e, ok := msg["error"]; ok {
-				c.t.Fatalf("%s failed: %v", method, e)
-			}
-			res, _ := msg["result"].(map[string]any)
-			return res
+		case msg.Method == "session/update":
+			c.notes = append(c.notes, msg.Params)
+		case msg.Method == "session/request_permission":
+			c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow-once"}}})
+		case msg.Method != "" && msg.ID != nil:
+			c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32601, "message": "not offered"}})
+		case msg.ID == float64(id):
+			return msg.Result, msg.Error
 		}
 	}
 	c.t.Fatalf("the bridge closed stdout while %s was pending: %v", method, c.out.Err())
-	return nil
+	return nil, nil
 }
 
 func (c *rpcClient) updates(kind string) []map[string]any {
@@ -175,7 +190,10 @@ func (c *rpcClient) agentText() string {
 	return b.String()
 }
 
-func startE2E(t *testing.T, env []string, args ...string) *rpcClient {
+// startBinary starts the built bridge in a home of its own (HOME and the
+// XDG dirs in a temp dir), stdin and stdout piped; at cleanup it closes
+// stdin and expects the bridge to exit within 10 s.
+func startBinary(t *testing.T, env []string, args ...string) (io.WriteCloser, *bufio.Scanner) {
 	t.Helper()
 	cmd := exec.Command(bridgeBinary(t), args...)
 	home := t.TempDir()
@@ -202,7 +220,13 @@ func startE2E(t *testing.T, env []string, args ...string) *rpcClient {
 		}
 	})
 	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	return stdin, sc
+}
+
+func startE2E(t *testing.T, env []string, args ...string) *rpcClient {
+	t.Helper()
+	stdin, sc := startBinary(t, env, args...)
 	c := &rpcClient{t: t, in: stdin, out: sc}
 	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 	return c

@@ -8,11 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // zedClient is an editor that answers the way Zed does, not the way a disk
@@ -158,32 +156,7 @@ func (c *zedClient) card(id string) []map[string]any {
 // startZed starts the built bridge with a Zed-like client and initializes.
 func startZed(t *testing.T, env []string, args ...string) (*zedClient, map[string]any) {
 	t.Helper()
-	cmd := exec.Command(bridgeBinary(t), args...)
-	home := t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home}, env...)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			t.Errorf("the bridge did not exit when stdin closed")
-		}
-		if t.Failed() {
-			t.Logf("bridge stderr:\n%s", stderr.String())
-		}
-	})
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	stdin, sc := startBinary(t, env, args...)
 	c := &zedClient{t: t, in: stdin, out: sc}
 	// What Zed sends (crates/agent_servers/src/acp.rs).
 	init := c.call("initialize", map[string]any{
@@ -394,35 +367,4 @@ func TestBinaryMissingKeyIsAnError(t *testing.T) {
 	if len(c.updates("agent_message_chunk")) != 0 {
 		t.Errorf("the failure was also sent as text: %v", c.updates("agent_message_chunk"))
 	}
-}
-
-// request is call for a request that may fail: the error, if any, is
-// returned instead of failing the test.
-func (c *rpcClient) request(method string, params any) (map[string]any, *rpcError) {
-	c.t.Helper()
-	c.nextID++
-	id := c.nextID
-	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	for c.out.Scan() {
-		var msg struct {
-			ID     any            `json:"id"`
-			Method string         `json:"method"`
-			Params map[string]any `json:"params"`
-			Result map[string]any `json:"result"`
-			Error  *rpcError      `json:"error"`
-		}
-		if err := json.Unmarshal(c.out.Bytes(), &msg); err != nil {
-			c.t.Fatalf("stdout line is not JSON-RPC: %q", c.out.Text())
-		}
-		switch {
-		case msg.Method == "session/update":
-			c.notes = append(c.notes, msg.Params)
-		case msg.Method != "" && msg.ID != nil:
-			c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32601, "message": "not offered"}})
-		case msg.ID == float64(id):
-			return msg.Result, msg.Error
-		}
-	}
-	c.t.Fatalf("the bridge closed stdout while %s was pending: %v", method, c.out.Err())
-	return nil, nil
 }

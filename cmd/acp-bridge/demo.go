@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,16 +48,9 @@ func main() {
 // runDemo runs the bridge in-process against a scripted model and an
 // in-process client, printing what an editor would show.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, _, err := parseFlags("acp-bridge demo", args, stdout)
-	switch {
-	case errors.Is(err, errVersion):
-		fmt.Fprintf(stdout, "acp-bridge %s\n", agentVersion())
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case err != nil:
-		printStartError(stderr, "acp-bridge demo", err)
-		return 2
+	cfg, code, ok := startConfig("acp-bridge demo", args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if slices.ContainsFunc(args, func(a string) bool {
 		return a == "--model" || a == "-model" || strings.HasPrefix(a, "--model=") || strings.HasPrefix(a, "-model=")

@@ -38,6 +38,24 @@ func agentVersion() string {
 	return "0.1.0-dev"
 }
 
+// startConfig parses the flags of the program called name. When it should
+// not go on (--version, --help, a bad setting) it has printed what it had
+// to, and code is the exit status.
+func startConfig(name string, args []string, stdout, stderr io.Writer) (cfg *config, code int, ok bool) {
+	cfg, _, err := parseFlags(name, args, stdout)
+	switch {
+	case errors.Is(err, errVersion):
+		fmt.Fprintln(stdout, versionLine())
+		return nil, 0, false
+	case errors.Is(err, flag.ErrHelp):
+		return nil, 0, false
+	case err != nil:
+		printStartError(stderr, name, err)
+		return nil, 2, false
+	}
+	return cfg, 0, true
+}
+
 // run is the whole program; main only wires the process's streams to it.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "demo" {
@@ -46,16 +64,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if code, ok := runCommand(ctx, args, stdin, stdout, stderr); ok {
 		return code
 	}
-	cfg, _, err := parseFlags("acp-bridge", args, stdout)
-	switch {
-	case errors.Is(err, errVersion):
-		fmt.Fprintln(stdout, versionLine())
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case err != nil:
-		printStartError(stderr, "acp-bridge", err)
-		return 2
+	cfg, code, ok := startConfig("acp-bridge", args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	logger, closeLog, err := newLogger(cfg, stderr)
 	if err != nil {

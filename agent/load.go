@@ -60,13 +60,11 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 	if err := checkRoots(req.Cwd, req.AdditionalDirectories, req.McpServers); err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	live := a.sessions[req.SessionID]
-	a.mu.Unlock()
+	live, err := a.liveAt(req.SessionID, req.Cwd)
+	if err != nil {
+		return nil, err
+	}
 	if live != nil {
-		if filepath.Clean(req.Cwd) != live.cwd {
-			return nil, cwdMismatch(req.SessionID, req.Cwd, live.cwd)
-		}
 		if err := live.replay(ctx); err != nil {
 			return nil, err
 		}
@@ -85,6 +83,18 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 	return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 }
 
+// liveAt is the session id when it is live on this connection (nil when
+// not), refusing a cwd other than the one it runs in.
+func (a *Agent) liveAt(id, cwd string) (*conversation, error) {
+	a.mu.Lock()
+	live := a.sessions[id]
+	a.mu.Unlock()
+	if live != nil && filepath.Clean(cwd) != live.cwd {
+		return nil, cwdMismatch(id, cwd, live.cwd)
+	}
+	return live, nil
+}
+
 // ResumeSession makes a stored session live again without replaying it: the
 // editor already shows the conversation. Resuming a session that is already
 // live here is a no-op.
@@ -93,13 +103,11 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 	if err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	live := a.sessions[req.SessionID]
-	a.mu.Unlock()
+	live, err := a.liveAt(req.SessionID, req.Cwd)
+	if err != nil {
+		return nil, err
+	}
 	if live != nil {
-		if filepath.Clean(req.Cwd) != live.cwd {
-			return nil, cwdMismatch(req.SessionID, req.Cwd, live.cwd)
-		}
 		live.setClientPrompt(sp)
 		modes, opts := live.ctl.Controls()
 		return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil

@@ -136,15 +136,15 @@ type TypedValues struct{}
 
 // OutputSchema implements Values.
 func (TypedValues) OutputSchema(d *registry.Def) json.RawMessage {
-	if d != nil && len(d.Output) > 0 {
-		return d.Output
+	if d != nil && len(d.Output()) > 0 {
+		return d.Output()
 	}
 	return stringSchema
 }
 
 // Value implements Values.
 func (TypedValues) Value(d *registry.Def, r registry.Result) (json.RawMessage, error) {
-	if d != nil && len(d.Output) > 0 && r.Value != nil {
+	if d != nil && len(d.Output()) > 0 && r.Value != nil {
 		return json.Marshal(r.Value)
 	}
 	return json.Marshal(r.Text())

@@ -92,7 +92,7 @@ func (r *Runner) SDKTools(defs []*registry.Def) []SDKTool {
 		if d == nil || d.Name == ToolName {
 			continue
 		}
-		out = append(out, SDKTool{Name: d.Name, Description: d.Description, Parameters: d.Parameters, Output: r.values.OutputSchema(d)})
+		out = append(out, SDKTool{Name: d.Name, Description: d.Description, Parameters: d.Parameters(), Output: r.values.OutputSchema(d)})
 	}
 	return out
 }

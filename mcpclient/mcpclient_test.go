@@ -113,11 +113,11 @@ func TestTransports(t *testing.T) {
 				Properties map[string]struct{ Description string }
 				Required   []string
 			}
-			if err := json.Unmarshal(echo.Parameters, &schema); err != nil {
+			if err := json.Unmarshal(echo.Parameters(), &schema); err != nil {
 				t.Fatal(err)
 			}
 			if schema.Type != "object" || schema.Properties["text"].Description != "the text to echo" || !slices.Equal(schema.Required, []string{"text"}) {
-				t.Errorf("echo schema not the server's: %s", echo.Parameters)
+				t.Errorf("echo schema not the server's: %s", echo.Parameters())
 			}
 			if p := echo.Permission(&registry.Call{}); p == nil || p.Key != "mcp:"+tc.srv.Name+":echo" {
 				t.Errorf("echo must ask permission, keyed by server and tool; got %+v", p)

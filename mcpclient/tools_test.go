@@ -61,8 +61,8 @@ func TestDefineUncompilableSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(d.Parameters), "example.invalid") {
-		t.Errorf("model-facing schema changed: %s", d.Parameters)
+	if !strings.Contains(string(d.Parameters()), "example.invalid") {
+		t.Errorf("model-facing schema changed: %s", d.Parameters())
 	}
 	if err := d.Validate(json.RawMessage(`{"a":1}`)); err != nil {
 		t.Errorf("validation rejected what the server decides: %v", err)

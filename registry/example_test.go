@@ -33,7 +33,7 @@ func ExampleAdd() {
 		panic(err)
 	}
 	d := r.Get("greet", nil)
-	fmt.Println(string(d.Parameters))
+	fmt.Println(string(d.Parameters()))
 	res, _ := d.Run(context.Background(), &registry.Call{Args: json.RawMessage(`{"name":"Ada","style":"loud"}`)})
 	fmt.Println(res.Text())
 	// Output:

@@ -5,33 +5,39 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 
 	jsg "github.com/google/jsonschema-go/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// outputSchema returns the output schema of a tool (declared, else derived
-// from Out) and, when values must be checked at run time, its validator.
-func outputSchema[Out any](declared json.RawMessage) (json.RawMessage, *Structured, error) {
+// outputSchema returns the output schema of a tool: a declared one checked
+// and compiled now; else one derived from Out now (a type that cannot be
+// described fails at registration), marshalled and compiled on first use.
+func outputSchema[Out any](declared json.RawMessage) (func() (outSpec, error), error) {
 	if declared != nil {
 		s, err := compileSubset(declared, false)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return s.raw, s, nil
+		return func() (outSpec, error) { return outSpec{s.raw, s}, nil }, nil
 	}
 	m, err := derive(reflect.TypeFor[Out]())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	return sync.OnceValues(func() (outSpec, error) { return derivedOutput(m) }), nil
+}
+
+func derivedOutput(m *jsg.Schema) (outSpec, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
-		return nil, nil, err
+		return outSpec{}, err
 	}
 	if !hasEnum(m) {
 		// The Go type already guarantees every other constraint a derived
 		// schema states, so checking would only cost time.
-		return raw, nil, nil
+		return outSpec{raw: raw}, nil
 	}
 	// Derived from a Go type, so trusted to compile: it may use more than
 	// the subset declared schemas are held to (a map's value schema).
@@ -46,9 +52,9 @@ func outputSchema[Out any](declared json.RawMessage) (json.RawMessage, *Structur
 		sch, err = c.Compile(url)
 	}
 	if err != nil {
-		return nil, nil, err
+		return outSpec{}, err
 	}
-	return raw, &Structured{raw: raw, sch: sch}, nil
+	return outSpec{raw, &Structured{raw: raw, sch: sch}}, nil
 }
 
 func hasEnum(s *jsg.Schema) bool {

@@ -334,10 +334,18 @@ func (r *Registry) Schemas(s *Scope) []Schema {
 	defer r.mu.RUnlock()
 	var out []Schema
 	for _, d := range r.visible(s) {
-		if r.direct(s, d.Name) {
-			out = append(out, Schema{Name: d.Name, Description: d.Description,
-				Parameters: bytes.Clone(d.Parameters), Output: bytes.Clone(d.Output)})
+		if !r.direct(s, d.Name) {
+			continue
 		}
+		params, err := d.params()
+		if err != nil {
+			// Offered without its schema the model would call it blind;
+			// its calls fail with INVALID_SCHEMA (Validate).
+			d.logger().Error("tool not offered: its parameters schema failed", "tool", d.Name, "err", err)
+			continue
+		}
+		out = append(out, Schema{Name: d.Name, Description: d.Description,
+			Parameters: bytes.Clone(params), Output: bytes.Clone(d.Output())})
 	}
 	return out
 }

@@ -18,9 +18,9 @@ import (
 	"golang.org/x/text/message"
 )
 
-// deriveParameters derives the parameter schema of In: an object schema
+// parameterSchema derives the parameter schema of In: an object schema
 // from jsonschema-go, with `enum` tags and the tool's adjustment applied.
-func deriveParameters(t reflect.Type, adjust func(*jsg.Schema)) (json.RawMessage, error) {
+func parameterSchema(t reflect.Type, adjust func(*jsg.Schema)) (*jsg.Schema, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -37,7 +37,7 @@ func deriveParameters(t reflect.Type, adjust func(*jsg.Schema)) (json.RawMessage
 	if adjust != nil {
 		adjust(s)
 	}
-	return json.Marshal(s)
+	return s, nil
 }
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()

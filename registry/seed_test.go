@@ -137,7 +137,7 @@ func TestSchemasAreCopies(t *testing.T) {
 		got := r.Schemas(nil)
 		edit.f(&got[0])
 		again := r.Schemas(nil)
-		if string(again[0].Parameters) != wantParams || string(again[0].Output) != wantOut || string(d.Parameters) != wantParams {
+		if string(again[0].Parameters) != wantParams || string(again[0].Output) != wantOut || string(d.Parameters()) != wantParams {
 			t.Errorf("%s: editing a returned schema changed the offer: %s %s", edit.name, again[0].Parameters, again[0].Output)
 		}
 	}
@@ -186,8 +186,8 @@ func TestRawSchemaToolsAreNotValidated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(d.Parameters) != schema {
-		t.Fatalf("Parameters = %s", d.Parameters)
+	if string(d.Parameters()) != schema {
+		t.Fatalf("Parameters = %s", d.Parameters())
 	}
 	tests := []struct {
 		args    string

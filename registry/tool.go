@@ -104,12 +104,14 @@ type Permission struct {
 type Def struct {
 	Name        string
 	Description string
-	Parameters  json.RawMessage
-	Output      json.RawMessage
 	Timeout     time.Duration
 	Retry       RetryPolicy
 	Facts       Facts
 
+	// The schemas, derived on first use (see define); read them through
+	// Parameters, Output and Check.
+	params func() (json.RawMessage, error)
+	output func() (outSpec, error)
 	schema func() (*jsonschema.Schema, error) // compiled on first use; nil: not validated here (RawSchema)
 	// log receives contained presenter panics: the Logger of the registry
 	// the tool was first registered with; none, discarded.
@@ -124,6 +126,46 @@ type Def struct {
 	presentResult   func(in any, r Result) View
 	concurrencySafe func(in any) bool
 	permission      func(c *Call, in any) *Permission
+}
+
+// outSpec is a tool's output schema and, when values must be checked at
+// run time, its validator.
+type outSpec struct {
+	raw   json.RawMessage
+	check *Structured
+}
+
+// Parameters is the JSON Schema of the tool's arguments, as the model is
+// shown it. Nil when it cannot be derived (Check says why).
+func (d *Def) Parameters() json.RawMessage {
+	raw, _ := d.params()
+	return raw
+}
+
+// Output is the JSON Schema of the tool's value; nil when it cannot be
+// derived (Check says why).
+func (d *Def) Output() json.RawMessage {
+	o, _ := d.output()
+	return o.raw
+}
+
+// Check derives and compiles everything define left for first use, and
+// reports the first schema that fails. A tool whose Parameters fail is not
+// offered to the model (Registry.Schemas) and its calls fail with
+// INVALID_SCHEMA; tests of every tool call Check so that never ships.
+func (d *Def) Check() error {
+	if _, err := d.params(); err != nil {
+		return err
+	}
+	if _, err := d.output(); err != nil {
+		return err
+	}
+	if d.schema != nil {
+		if _, err := d.schema(); err != nil {
+			return fmt.Errorf("tool %q: parameters schema: %w", d.Name, err)
+		}
+	}
+	return nil
 }
 
 // RetryPolicy says how often a retryable tool is tried again and how long
@@ -166,31 +208,55 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	if t.Run == nil {
 		return nil, fmt.Errorf("registry: tool %q has no Run", t.Name)
 	}
-	params := t.Parameters
-	if params == nil {
-		if t.RawSchema {
-			return nil, fmt.Errorf("registry: tool %q: RawSchema needs Parameters", t.Name)
+	// What the tool's Go types say is derived here, so a type that cannot
+	// be described fails at registration; marshalling and compiling the
+	// schemas waits for first use: doing it for every tool at registration
+	// was a quarter of the time from spawn to the initialize answer
+	// (BENCHMARKS.md, Start-up), and none of it is needed before the first
+	// model request. Check forces it.
+	if t.Parameters == nil && t.RawSchema {
+		return nil, fmt.Errorf("registry: tool %q: RawSchema needs Parameters", t.Name)
+	}
+	var params func() (json.RawMessage, error)
+	var sch func() (*jsonschema.Schema, error)
+	switch {
+	case t.RawSchema:
+		if err := checkRawSchema(t.Parameters); err != nil {
+			return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
 		}
-		var err error
-		params, err = deriveParameters(reflect.TypeFor[In](), t.Schema)
+		params = func() (json.RawMessage, error) { return t.Parameters, nil }
+	case t.Parameters != nil:
+		doc, err := checkSchema(t.Parameters)
 		if err != nil {
 			return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
 		}
-	}
-	var sch func() (*jsonschema.Schema, error)
-	var err error
-	if t.RawSchema {
-		err = checkRawSchema(params)
-	} else {
-		var doc any
-		if doc, err = checkSchema(params); err == nil {
-			// Compiled on first use: compiling checks the schema against the
-			// JSON Schema metaschema, a millisecond a tool, paid at every start.
-			sch = sync.OnceValues(func() (*jsonschema.Schema, error) { return compileSchema(t.Name, doc) })
+		params = func() (json.RawMessage, error) { return t.Parameters, nil }
+		// Compiled on first use: compiling checks the schema against the
+		// JSON Schema metaschema, a millisecond a tool, paid at every start.
+		sch = sync.OnceValues(func() (*jsonschema.Schema, error) { return compileSchema(t.Name, doc) })
+	default:
+		derived, err := parameterSchema(reflect.TypeFor[In](), t.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
 		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("registry: tool %q: %w", t.Name, err)
+		params = sync.OnceValues(func() (json.RawMessage, error) {
+			raw, err := json.Marshal(derived)
+			if err != nil {
+				return nil, fmt.Errorf("tool %q: parameters schema: %w", t.Name, err)
+			}
+			return raw, nil
+		})
+		sch = sync.OnceValues(func() (*jsonschema.Schema, error) {
+			raw, err := params()
+			if err != nil {
+				return nil, err
+			}
+			doc, err := checkSchema(raw)
+			if err != nil {
+				return nil, err
+			}
+			return compileSchema(t.Name, doc)
+		})
 	}
 	if t.Retry.Attempts < 0 || t.Retry.Backoff < 0 {
 		return nil, fmt.Errorf("registry: tool %q: negative retry policy", t.Name)
@@ -198,7 +264,7 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	if t.Timeout < 0 {
 		return nil, fmt.Errorf("registry: tool %q: negative timeout", t.Name)
 	}
-	output, outSchema, err := outputSchema[Out](t.Output)
+	output, err := outputSchema[Out](t.Output)
 	if err != nil {
 		return nil, fmt.Errorf("registry: tool %q: output schema: %w", t.Name, err)
 	}
@@ -215,8 +281,12 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	// finish turns a value into a result: checked against the output
 	// schema, rendered, with its display meta.
 	finish := func(in In, out Out) (Result, error) {
-		if outSchema != nil {
-			if err := outSchema.check(out); err != nil {
+		spec, err := output()
+		if err != nil {
+			return Result{}, &Error{Code: CodeInvalidSchema, Message: fmt.Sprintf("tool %q: output schema: %v", t.Name, err)}
+		}
+		if spec.check != nil {
+			if err := spec.check.check(out); err != nil {
 				return Result{}, err
 			}
 		}
@@ -232,8 +302,8 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 		}
 		return r, nil
 	}
-	d := &Def{Name: t.Name, Description: t.Description, Parameters: params, Output: output,
-		Timeout: t.Timeout, Retry: t.Retry, Facts: t.Facts, schema: sch, finalize: t.Finalize}
+	d := &Def{Name: t.Name, Description: t.Description, Timeout: t.Timeout, Retry: t.Retry,
+		Facts: t.Facts, params: params, output: output, schema: sch, finalize: t.Finalize}
 	d.decode = func(args json.RawMessage) (any, error) { return decode[In](args) }
 	d.run = func(ctx context.Context, c *Call, x any) (Result, error) {
 		in := x.(In)

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	jsg "github.com/google/jsonschema-go/jsonschema"
 )
 
 type echoIn struct {
@@ -60,6 +63,37 @@ func TestBrokenSchemaFailsAtFirstCall(t *testing.T) {
 	}
 }
 
+// A derived schema that cannot be marshalled (here an adjustment put a
+// func in it) is found at first use: the tool is not offered to the model,
+// its calls fail with INVALID_SCHEMA, and Check names it.
+func TestUnmarshallableDerivedSchemaIsNotOffered(t *testing.T) {
+	run := func(context.Context, *Call, echoIn) (string, error) { return "", nil }
+	r := New()
+	MustAdd(r, Tool[echoIn, string]{Name: "bad", Run: run, Schema: func(s *jsg.Schema) { s.Extra = map[string]any{"x": func() {}} }})
+	MustAdd(r, Tool[echoIn, string]{Name: "good", Run: run})
+	var names []string
+	for _, s := range r.Schemas(nil) {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, []string{"good"}) {
+		t.Fatalf("offered %v, want only good", names)
+	}
+	d := r.Get("bad", nil)
+	if err := d.Check(); err == nil || !strings.Contains(err.Error(), `tool "bad"`) {
+		t.Fatalf("Check = %v, want an error naming the tool", err)
+	}
+	if d.Parameters() != nil {
+		t.Fatalf("Parameters = %s, want nil", d.Parameters())
+	}
+	var e *Error
+	if err := d.Validate(json.RawMessage(`{"text":"a"}`)); !errors.As(err, &e) || e.Code != CodeInvalidSchema {
+		t.Fatalf("Validate = %v, want INVALID_SCHEMA", err)
+	}
+	if err := r.Get("good", nil).Check(); err != nil {
+		t.Fatalf("good: Check = %v", err)
+	}
+}
+
 func TestDefineRefusesUnsupportedParameterTypes(t *testing.T) {
 	type bad struct {
 		C chan int `json:"c"`
@@ -93,7 +127,7 @@ func TestSchemaForDerivesFromTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := d.Parameters
+	raw := d.Parameters()
 	// jsonschema-go's derivation: structs closed, fields in declaration
 	// order, a pointer required unless omitempty; nullable types name their
 	// one type, and enum tags are added.
@@ -180,8 +214,8 @@ func TestRunRendersValueAndMeta(t *testing.T) {
 	if r.Text() != `{"n":3}` || string(r.Meta) != `{"len":3}` || r.Value.(out).N != 3 {
 		t.Fatalf("result = %+v", r)
 	}
-	if string(d.Output) != `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}` {
-		t.Fatalf("derived output schema = %s", d.Output)
+	if string(d.Output()) != `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}` {
+		t.Fatalf("derived output schema = %s", d.Output())
 	}
 }
 

@@ -10,9 +10,9 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
-// Tool schemas are compiled at a tool's first call, not at start, so a
-// broken one would only show then: every tool the binary registers must
-// compile (arguments {} may be refused, the schema not).
+// Tool schemas are marshalled and compiled at first use, not at start, so
+// a broken one would only show then: every tool the binary registers must
+// pass Check and compile (arguments {} may be refused, the schema not).
 func TestBuiltinToolSchemasCompile(t *testing.T) {
 	opts, err := agentOptions(&config{permissionMode: "ask", toolsMode: "native"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -23,6 +23,9 @@ func TestBuiltinToolSchemasCompile(t *testing.T) {
 		t.Fatalf("only %d tools registered", len(defs))
 	}
 	for _, d := range defs {
+		if err := d.Check(); err != nil {
+			t.Errorf("%s: %v", d.Name, err)
+		}
 		var e *registry.Error
 		if err := d.Validate(json.RawMessage(`{}`)); errors.As(err, &e) && e.Code == registry.CodeInvalidSchema {
 			t.Errorf("%s: %v", d.Name, err)

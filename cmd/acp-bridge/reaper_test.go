@@ -31,7 +31,7 @@ func awaitGone(ps []proc, d time.Duration) []proc {
 // an agent (no SIGTERM, no stdin EOF), while a bash command and its
 // background child sleep: within 2 s nothing the bridge started runs (the
 // command's group, the background child, the watchdog itself). The next
-// bridge removes the dead one's spill directory.
+// bridge removes the dead one's spill directory, beside its start-up.
 func TestKilledBridgeLeavesNothing(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // the bridges' spill directories go here
@@ -73,9 +73,17 @@ func TestKilledBridgeLeavesNothing(t *testing.T) {
 		t.Fatalf("the killed bridge's spill directory went before a new bridge started: %v", err)
 	}
 	next := startFaultBridge(t, "--model", "script:"+script)
-	next.newSession(t.TempDir()) // start-up is over once it answers
-	if _, err := os.Stat(spills[0]); !os.IsNotExist(err) {
-		t.Errorf("the dead bridge's spill directory %s is still there (%v)", spills[0], err)
+	next.newSession(t.TempDir())
+	// The sweep runs beside start-up, not before the first answer.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, err := os.Stat(spills[0])
+		if os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the dead bridge's spill directory %s is still there 5 s after the next bridge started (%v)", spills[0], err)
+			break
+		}
 	}
 	own, _ := filepath.Glob(filepath.Join(tmp, fmt.Sprintf("acp-bridge-output-%d-*", next.cmd.Process.Pid)))
 	if len(own) != 1 {

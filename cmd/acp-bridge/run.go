@@ -77,7 +77,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// Full outputs of truncated commands are spilled here for the model to
 	// read; they go when the process does, not into /tmp forever.
 	defer enableReaper(logger)()
-	removeDeadSpills(os.TempDir(), logger)
+	// Off the start-up path: reading a busy temp directory cost up to a
+	// millisecond before the editor's initialize was answered.
+	go removeDeadSpills(os.TempDir(), logger)
 	if dir, err := os.MkdirTemp("", spillPrefix()); err == nil {
 		cfg.spillDir = dir
 		defer os.RemoveAll(dir)

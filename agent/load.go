@@ -218,7 +218,7 @@ func (s *conversation) foldLog(ctx context.Context, send bool) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	evs := s.log.Events()
-	void := abandonedChunks(evs)
+	void := hiddenOnReplay(evs)
 	for i, ev := range evs {
 		updates := s.fold(ev)
 		if !send || void[i] {
@@ -242,7 +242,7 @@ func (s *conversation) replay(ctx context.Context) error {
 	defer s.emitMu.Unlock()
 	tr := mapping.New(s.scope, s.mappingOptions(true))
 	evs := s.log.Events()
-	void := abandonedChunks(evs)
+	void := hiddenOnReplay(evs)
 	for i, ev := range evs {
 		if void[i] {
 			continue
@@ -256,29 +256,69 @@ func (s *conversation) replay(ctx context.Context) error {
 	return nil
 }
 
-// abandonedChunks are the indexes of the answer chunks a later
-// AttemptAbandoned voids: those of the same model request, back to the
-// last event that ends or begins one.
-func abandonedChunks(evs []session.Event) map[int]bool {
+// hiddenOnReplay are the indexes of the events a replay leaves out, so a
+// reloaded thread shows what the live one ended up showing: the answer
+// chunks a later AttemptAbandoned voids (those of the same model request,
+// back to the last event that ends or begins one), and the whole
+// transcript of a refused turn that completed no tool call. On such a
+// refusal the editor removes the user's message and everything after it
+// from the thread (the schema's stopReason "refusal": "this should be
+// reflected in the UI"; Zed truncates unless a tool call completed), and
+// the model's context drops the turn too (state.apply, TurnEnd). What is
+// not transcript (controls, title, plan, usage) is replayed as it came.
+func hiddenOnReplay(evs []session.Event) map[int]bool {
 	var void map[int]bool
-	for i, ev := range evs {
-		if _, ok := ev.Payload.(session.AttemptAbandoned); !ok {
-			continue
-		}
+	hide := func(i int) {
 		if void == nil {
 			void = map[int]bool{}
 		}
-	back:
-		for j := i - 1; j >= 0; j-- {
-			switch evs[j].Payload.(type) {
-			case session.AssistantChunk:
-				void[j] = true
-			case session.AssistantMessage, session.ToolResult, session.TurnStart, session.UserContext, session.AttemptAbandoned:
-				break back
+		void[i] = true
+	}
+	turnFrom, completed := -1, false
+	for i, ev := range evs {
+		switch p := ev.Payload.(type) {
+		case session.TurnStart:
+			turnFrom, completed = i, false
+			if i > 0 {
+				if _, ok := evs[i-1].Payload.(session.UserMessage); ok {
+					turnFrom = i - 1
+				}
+			}
+		case session.ToolResult:
+			completed = completed || !p.Result.IsError
+		case session.TurnEnd:
+			if p.StopReason == string(acp.StopRefusal) && turnFrom >= 0 && !completed {
+				for j := turnFrom; j <= i; j++ {
+					if transcript(evs[j].Payload) {
+						hide(j)
+					}
+				}
+			}
+			turnFrom = -1
+		case session.AttemptAbandoned:
+		back:
+			for j := i - 1; j >= 0; j-- {
+				switch evs[j].Payload.(type) {
+				case session.AssistantChunk:
+					hide(j)
+				case session.AssistantMessage, session.ToolResult, session.TurnStart, session.UserContext, session.AttemptAbandoned:
+					break back
+				}
 			}
 		}
 	}
 	return void
+}
+
+// transcript reports whether an event is part of what the thread shows of
+// a turn: the prompt, the answer, the tool calls and the agent's notices.
+func transcript(p session.Payload) bool {
+	switch p.(type) {
+	case session.UserMessage, session.AssistantChunk, session.ToolCall, session.ToolStatus,
+		session.ToolOutput, session.ToolResult, session.Notice:
+		return true
+	}
+	return false
 }
 
 func cwdMismatch(id, got, want string) error {

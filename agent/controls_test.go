@@ -461,6 +461,9 @@ func TestUsageTitleAndPlan(t *testing.T) {
 		plans[0].Entries[0].Priority != "medium" || plans[0].Entries[1].Priority != "high" {
 		t.Errorf("plan = %+v (todo_write is read-only, so it runs in plan mode)", plans)
 	}
+	if cards := find[acp.ToolCall](us); len(cards) != 0 {
+		t.Errorf("todo_write drew a card besides the plan: %+v", cards)
+	}
 	usage := find[acp.UsageUpdate](us)
 	if len(usage) != 2 {
 		t.Fatalf("%d usage updates, want one per model call", len(usage))

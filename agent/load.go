@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -218,7 +219,7 @@ func (s *conversation) foldLog(ctx context.Context, send bool) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	evs := s.log.Events()
-	void := hiddenOnReplay(evs)
+	void := hiddenOnReplay(evs, s.scope)
 	for i, ev := range evs {
 		updates := s.fold(ev)
 		if !send || void[i] {
@@ -242,7 +243,7 @@ func (s *conversation) replay(ctx context.Context) error {
 	defer s.emitMu.Unlock()
 	tr := mapping.New(s.scope, s.mappingOptions(true))
 	evs := s.log.Events()
-	void := hiddenOnReplay(evs)
+	void := hiddenOnReplay(evs, s.scope)
 	for i, ev := range evs {
 		if void[i] {
 			continue
@@ -266,7 +267,7 @@ func (s *conversation) replay(ctx context.Context) error {
 // reflected in the UI"; Zed truncates unless a tool call completed), and
 // the model's context drops the turn too (state.apply, TurnEnd). What is
 // not transcript (controls, title, plan, usage) is replayed as it came.
-func hiddenOnReplay(evs []session.Event) map[int]bool {
+func hiddenOnReplay(evs []session.Event, tools mapping.Tools) map[int]bool {
 	var void map[int]bool
 	hide := func(i int) {
 		if void == nil {
@@ -274,20 +275,30 @@ func hiddenOnReplay(evs []session.Event) map[int]bool {
 		}
 		void[i] = true
 	}
-	turnFrom, completed := -1, false
+	turnFrom := -1
+	var completed []session.ToolCall // of the turn, by successful result
 	for i, ev := range evs {
 		switch p := ev.Payload.(type) {
 		case session.TurnStart:
-			turnFrom, completed = i, false
+			turnFrom, completed = i, completed[:0]
 			if i > 0 {
 				if _, ok := evs[i-1].Payload.(session.UserMessage); ok {
 					turnFrom = i - 1
 				}
 			}
 		case session.ToolResult:
-			completed = completed || !p.Result.IsError
+			if turnFrom >= 0 && !p.Result.IsError {
+				if j := slices.IndexFunc(evs[turnFrom:i], func(ev session.Event) bool {
+					c, ok := ev.Payload.(session.ToolCall)
+					return ok && c.CallID == p.CallID
+				}); j >= 0 {
+					completed = append(completed, evs[turnFrom+j].Payload.(session.ToolCall))
+				}
+			}
 		case session.TurnEnd:
-			if p.StopReason == string(acp.StopRefusal) && turnFrom >= 0 && !completed {
+			// Only a card the editor showed as completed keeps the turn.
+			if p.StopReason == string(acp.StopRefusal) && turnFrom >= 0 &&
+				!slices.ContainsFunc(completed, func(c session.ToolCall) bool { return mapping.Carded(tools, c) }) {
 				for j := turnFrom; j <= i; j++ {
 					if transcript(evs[j].Payload) {
 						hide(j)

@@ -7,19 +7,24 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/tools/todo"
 )
 
 // TestReplayLeavesOutRefusedTurns: after a refusal the editor removes the
 // user's message and what followed it from the thread (Zed, unless a tool
-// call completed in the turn), so a reloaded thread leaves that turn out;
-// a refused turn that completed a tool call stays, as it did live.
+// call with a card completed in the turn), so a reloaded thread leaves that
+// turn out; a refused turn that completed a carded call stays, as it did
+// live.
 func TestReplayLeavesOutRefusedTurns(t *testing.T) {
 	e := newStEnv(t)
+	e.tools = todo.Register
 	a1, c1 := e.agent(stScript(t,
 		`{"parts":[{"text":"first answer"}]}`,
 		`{"parts":[{"text":"I can't help with that."}],"finish":"content_filter"}`,
 		`{"parts":[{"tool_call":{"id":"r1","name":"read","arguments":{"file_path":"a.go"}}}]}`,
 		`{"parts":[{"text":"Nor with that."}],"finish":"content_filter"}`,
+		`{"parts":[{"tool_call":{"id":"p1","name":"todo_write","arguments":{"todos":[{"content":"Plan it","status":"in_progress"}]}}}]}`,
+		`{"parts":[{"text":"Not that either."}],"finish":"content_filter"}`,
 		`{"parts":[{"text":"third answer"}]}`), acp.ClientCapabilities{})
 	id := e.newSession(a1)
 	var want []string
@@ -31,6 +36,9 @@ func TestReplayLeavesOutRefusedTurns(t *testing.T) {
 		{"one", acp.StopEndTurn, true},
 		{"refused", acp.StopRefusal, false},
 		{"read, then refused", acp.StopRefusal, true},
+		// todo_write has no card (its list is the plan), so the editor
+		// removed this turn although the call completed.
+		{"plan, then refused", acp.StopRefusal, false},
 		{"three", acp.StopEndTurn, true},
 	} {
 		n := c1.count()
@@ -45,6 +53,14 @@ func TestReplayLeavesOutRefusedTurns(t *testing.T) {
 		if p.shown {
 			want = append(want, userChunk(id, p.text))
 			want = append(want, live...)
+			continue
+		}
+		// What is not transcript is replayed as it came: the plan panel
+		// showed the list.
+		for _, u := range live {
+			if strings.Contains(u, `"sessionUpdate":"plan"`) {
+				want = append(want, u)
+			}
 		}
 	}
 	if _, err := a1.CloseSession(t.Context(), &acp.CloseSessionRequest{SessionID: id}); err != nil {

@@ -25,6 +25,9 @@ func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
 	if t.calls[ev.CallID] == nil {
 	}
 	t.calls[ev.CallID] = c
+	if _, ok := c.view.(registry.NoCard); ok {
+		return nil // shown elsewhere; a failure gets its card (toolResult)
+	}
 
 	tc := acp.ToolCall{ToolCallID: ev.CallID, Name: ev.Name, Status: acp.StatusPending, RawInput: rawJSON(ev.Args)}
 	switch v := c.view.(type) {
@@ -55,7 +58,7 @@ func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
 // for an id without a card.
 func (t *Translator) PermissionToolCall(callID string) (u acp.ToolCallUpdate, ok bool) {
 	c := t.calls[callID]
-	if c == nil {
+	if c == nil || !c.carded() {
 		return acp.ToolCallUpdate{ToolCallID: callID}, false
 	}
 	u = acp.ToolCallUpdate{ToolCallID: callID, Name: c.name, Status: statusPtr(acp.StatusPending), RawInput: rawJSON(c.args)}
@@ -94,6 +97,18 @@ func (t *Translator) toolResult(r session.ToolResult) []acp.Update {
 		return nil
 	}
 	c.done = true
+	if !c.carded() {
+		if !r.Result.IsError {
+			return nil
+		}
+		// A call without a card failed: the editor gets the whole card, as
+		// for an orphan, since it never saw the call.
+		c.in, c.view = nil, registry.GenericCard{}
+		return []acp.Update{acp.ToolCall{
+			ToolCallID: r.CallID, Name: c.name, Title: c.name, Kind: acp.KindOther, Status: acp.StatusFailed,
+			RawInput: rawJSON(c.args), Content: textItems(r.Result.Content), RawOutput: rawOutput(r.Result),
+		}}
+	}
 	view := c.in.PresentResult(r.Result) // nil-safe and panic-safe
 	c.in = nil
 	_, callTerminal := c.view.(registry.TerminalCard)

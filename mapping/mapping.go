@@ -86,6 +86,23 @@ type call struct {
 	done     bool
 }
 
+// carded reports whether the editor has a card for the call.
+func (c *call) carded() bool {
+	_, none := c.view.(registry.NoCard)
+	return !none
+}
+
+// Carded reports whether a call of this tool with these arguments gets a
+// card in the editor (its presenter does not say NoCard).
+func Carded(tools Tools, ev session.ToolCall) bool {
+	var d *registry.Def
+	if tools != nil {
+		d = tools.Get(ev.Name)
+	}
+	_, none := d.Reuse(ev.Input, ev.Args).PresentCall().(registry.NoCard)
+	return !none
+}
+
 // New returns a translator for one session.
 func New(tools Tools, o Options) *Translator {
 	return &Translator{tools: tools, o: o, calls: map[string]*call{}}
@@ -146,7 +163,7 @@ func (t *Translator) EndReplay() { t.o.Replay = false }
 
 func (t *Translator) toolStatus(s session.ToolStatus) []acp.Update {
 	c := t.calls[s.CallID]
-	if c == nil || c.done || s.Status != "running" {
+	if c == nil || c.done || !c.carded() || s.Status != "running" {
 		// awaiting_permission: the card is pending already (see the package doc).
 		return nil
 	}

@@ -1,7 +1,7 @@
 package registry
 
 // View is a presentation of a call or its result: one of GenericCard,
-// TerminalCard or DiffCard. The set is closed; package mapping turns views
+// TerminalCard, DiffCard or NoCard. The set is closed; package mapping turns views
 // into ACP tool cards.
 type View interface{ isView() }
 
@@ -46,6 +46,12 @@ type DiffCard struct {
 	Locations []Location
 }
 
+// NoCard is a call the editor shows elsewhere (todo_write's list is the
+// session's plan): it gets no card while it runs or when it succeeds, so
+// the same news is not shown twice. A failed call still gets a card.
+type NoCard struct{}
+
 func (GenericCard) isView()  {}
+func (NoCard) isView()       {}
 func (TerminalCard) isView() {}
 func (DiffCard) isView()     {}

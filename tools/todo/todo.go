@@ -64,18 +64,10 @@ func tool() registry.Tool[args, []Item] {
 		},
 		Meta:            func(_ args, out []Item) any { return meta{Plan: out} },
 		ConcurrencySafe: func(args) bool { return false }, // each list replaces the last: order matters
-		PresentCall: func(in args) registry.View {
-			return registry.GenericCard{Title: "Update plan", Kind: "think"}
-		},
-		// The list itself is shown once, as the session's plan (the plan
-		// update the agent sends from the result); the card only counts it.
-		PresentResult: func(in args, r registry.Result) registry.View {
-			if r.IsError {
-				return nil
-			}
-			return registry.GenericCard{Title: "Update plan", Kind: "think",
-				Content: []registry.Content{registry.Text(progress(in.Todos))}}
-		},
+		// The list is shown once, as the session's plan (the plan update the
+		// agent sends from the result): no card besides it, as other ACP
+		// agents do; a failed call still gets one (package mapping).
+		PresentCall: func(args) registry.View { return registry.NoCard{} },
 	}
 }
 
@@ -91,20 +83,6 @@ func summary(items []Item) string {
 		}
 	}
 	return fmt.Sprintf("Task list updated: %d of %d completed.\n%s", done, len(items), checklist(items))
-}
-
-// progress is the card's one line about the plan.
-func progress(items []Item) string {
-	if len(items) == 0 {
-		return "Plan cleared"
-	}
-	done := 0
-	for _, it := range items {
-		if it.Status == "completed" {
-			done++
-		}
-	}
-	return fmt.Sprintf("%d of %d done", done, len(items))
 }
 
 func checklist(items []Item) string {

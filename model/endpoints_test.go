@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -25,6 +26,13 @@ type replayServer struct {
 	mu    sync.Mutex
 	files []string
 	n     int
+	last  []byte // the body of the last request
+}
+
+func (s *replayServer) lastBody() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
 }
 
 func (s *replayServer) requests() int {
@@ -34,10 +42,11 @@ func (s *replayServer) requests() int {
 }
 
 func (s *replayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	io.Copy(io.Discard, r.Body)
+	b, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	name := s.files[min(s.n, len(s.files)-1)]
 	s.n++
+	s.last = b
 	s.mu.Unlock()
 	raw, err := os.ReadFile(filepath.Join("testdata", "endpoints", name))
 	if err != nil {
@@ -253,8 +262,17 @@ func TestRecordedEndpoints(t *testing.T) {
 				t.Errorf("usage = %+v, want %+v", got.usage, tc.usage)
 			}
 			if tc.reasoning != "" {
-				body := p.request(&Request{Messages: []Message{{Role: RoleAssistant, Content: "x", Reasoning: "r"}}}).Messages[0]
-				if (tc.reasoning == "reasoning") != (body.Reasoning == "r") || (tc.reasoning == "reasoning_content") != (body.ReasoningContent == "r") {
+				// The next request sends the reasoning back in the field it came in.
+				for range p.Stream(t.Context(), &Request{Messages: []Message{{Role: RoleAssistant, Content: "x", Reasoning: "r"}}}) {
+				}
+				var sent struct {
+					Messages []map[string]any `json:"messages"`
+				}
+				if err := json.Unmarshal(rs.lastBody(), &sent); err != nil || len(sent.Messages) != 1 {
+					t.Fatalf("request body %s: %v", rs.lastBody(), err)
+				}
+				body := sent.Messages[0]
+				if (tc.reasoning == "reasoning") != (body["reasoning"] == "r") || (tc.reasoning == "reasoning_content") != (body["reasoning_content"] == "r") {
 					t.Errorf("reasoning sent back as %+v, want the %s field", body, tc.reasoning)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -20,6 +21,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // DeepSeek defaults: the provider used when nothing else is configured.
@@ -63,11 +66,13 @@ type OpenAIOptions struct {
 
 // OpenAI streams chat completions from an OpenAI-compatible endpoint:
 // DeepSeek, OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio, Mistral,
-// xAI, Groq, OpenRouter, Gemini's compatible layer.
+// xAI, Groq, OpenRouter, Gemini's compatible layer. go-openai builds and
+// sends the request and frames the stream; endpoint (its HTTP client) and
+// the chunk decoder answer for what the library cannot express.
 type OpenAI struct {
 	o        OpenAIOptions
 	endpoint string // the chat-completions URL
-	client   *http.Client
+	client   *openai.Client
 	// reasoningField is the field the endpoint last streamed reasoning in,
 	// and so the one it reads back: "reasoning_content" until seen otherwise.
 	reasoningField atomic.Value
@@ -90,8 +95,16 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = defaultClient
 	}
-	p := &OpenAI{o: o, endpoint: strings.TrimRight(o.BaseURL, "/") + "/chat/completions", client: o.HTTPClient}
+	p := &OpenAI{o: o, endpoint: strings.TrimRight(o.BaseURL, "/") + "/chat/completions"}
 	p.reasoningField.Store("reasoning_content")
+	cfg := openai.DefaultConfig(o.APIKey)
+	cfg.BaseURL = o.BaseURL
+	cfg.HTTPClient = endpoint{p: p, client: o.HTTPClient}
+	// The library fails a stream after this many non-data lines in a row;
+	// keep-alive comments are such lines, and the idle timeout, not a count
+	// of them, decides when a stream is dead.
+	cfg.EmptyMessagesLimit = math.MaxUint
+	p.client = openai.NewClientWithConfig(cfg)
 	return p, nil
 }
 
@@ -105,23 +118,6 @@ var defaultClient = &http.Client{Transport: func() http.RoundTripper {
 // Options returns the provider's configuration (with defaults applied).
 func (p *OpenAI) Options() OpenAIOptions { return p.o }
 
-// activityBody reports every read with data, so the idle timer sees
-// keep-alive comments as activity too.
-type activityBody struct {
-	io.Reader
-	onData func()
-}
-
-func (b *activityBody) Read(p []byte) (int, error) {
-	n, err := b.Reader.Read(p)
-	if n > 0 {
-		b.onData()
-	}
-	return n, err
-}
-
-var errStalled = errors.New("no data from the model endpoint within the idle timeout")
-
 // Stream makes one streaming chat-completions request. It does not retry;
 // wrap it with Retry for that.
 func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, error] {
@@ -130,92 +126,40 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 			yield(Event{}, &Error{Kind: ErrAuth, Msg: p.o.APIKeyEnv + " is not set", Hint: p.keyHint(), KeyEnv: p.o.APIKeyEnv})
 			return
 		}
-		// The idle timer cancels the attempt when the endpoint goes quiet;
-		// every byte received pushes it back.
-		actx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		idle := time.AfterFunc(p.o.IdleTimeout, func() { cancel(errStalled) })
-		defer idle.Stop()
 		fail := func(err error) {
 			if ctx.Err() != nil {
 				err = ctx.Err()
-			} else if errors.Is(context.Cause(actx), errStalled) {
-				err = &Error{Kind: ErrStalled, URL: p.endpoint, Msg: fmt.Sprintf("nothing received for %s", p.o.IdleTimeout),
-					Hint: "The server may be overloaded or still loading the model; --stream-idle-timeout sets how long to wait", Err: err}
 			}
 			yield(Event{}, err)
 		}
-
-		body, err := json.Marshal(p.request(req))
+		stream, err := p.client.CreateChatCompletionStream(ctx, p.request(req))
 		if err != nil {
-			fail(&Error{Kind: ErrInvalidRequest, Msg: err.Error(), Err: err})
+			var me *Error
+			if !errors.As(err, &me) {
+				// The library refused the request before sending it.
+				me = &Error{Kind: ErrInvalidRequest, URL: p.endpoint, Msg: err.Error(), Err: err}
+			}
+			fail(me)
 			return
 		}
-		hreq, err := http.NewRequestWithContext(actx, http.MethodPost, p.endpoint, bytes.NewReader(body))
-		if err != nil {
-			fail(&Error{Kind: ErrInvalidRequest, URL: p.endpoint, Msg: err.Error(), Err: err})
-			return
-		}
-		hreq.Header.Set("Content-Type", "application/json")
-		hreq.Header.Set("Accept", "text/event-stream")
-		if p.o.APIKey != "" {
-			hreq.Header.Set("Authorization", "Bearer "+p.o.APIKey)
-		}
-		resp, err := p.client.Do(hreq)
-		if err != nil {
-			fail(p.transportError(err))
-			return
-		}
-		defer resp.Body.Close()
-		idle.Reset(p.o.IdleTimeout)
-		rb := &activityBody{Reader: resp.Body, onData: func() { idle.Reset(p.o.IdleTimeout) }}
-		if resp.StatusCode < 200 || resp.StatusCode > 299 {
-			fail(p.statusError(resp, rb))
-			return
-		}
-		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		defer stream.Close()
 		st := &streamState{p: p, yield: yield}
-		switch ct {
-		case "text/html", "application/xhtml+xml":
-			b, _ := io.ReadAll(io.LimitReader(rb, maxErrorBody))
-			fail(p.notAPI(resp.StatusCode, b))
-			return
-		case "application/json":
-			// A server that ignored stream: true answers in one piece.
-			b, err := io.ReadAll(io.LimitReader(rb, maxWholeBody))
+		for !st.done && !st.stopped {
+			raw, err := stream.RecvRaw()
+			if errors.Is(err, errBodyEnded) {
+				break
+			}
+			if errors.Is(err, io.EOF) {
+				st.done = true // data: [DONE]
+				break
+			}
 			if err != nil {
 				fail(p.transportError(err))
 				return
 			}
-			var c wireChunk
-			if json.Unmarshal(b, &c) != nil {
-				fail(p.notAPI(resp.StatusCode, b))
-				return
-			}
-			if err := st.chunk(&c); err != nil {
+			if err := st.line(raw); err != nil {
 				fail(err)
 				return
-			}
-			st.done = true
-		default:
-			sr := newSSEReader(rb)
-			for !st.done {
-				ev, err := sr.next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if errors.Is(err, errNotSSE) {
-					fail(p.notAPI(resp.StatusCode, sr.sniff()))
-					return
-				}
-				if err != nil {
-					fail(p.transportError(err))
-					return
-				}
-				if err := st.event(ev); err != nil {
-					fail(err)
-					return
-				}
 			}
 		}
 		if st.stopped {
@@ -223,12 +167,6 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 		}
 		st.finishUp(req, fail)
 	}
-}
-
-// sniff is what the reader holds, for describing a non-API answer.
-func (s *sseReader) sniff() []byte {
-	b, _ := s.r.Peek(s.r.Buffered())
-	return append(append([]byte{}, s.last...), b...)
 }
 
 // streamState folds one response's chunks into events.
@@ -240,9 +178,12 @@ type streamState struct {
 	finish   Finish
 	usage    *Usage
 	outChars int
-	done     bool // [DONE] or a whole response: nothing more will come
-	stopped  bool // the consumer stopped listening
-	sawData  bool
+	// pending is a data line that is the start of a JSON object: an event
+	// over several data lines, which the library hands over one by one.
+	pending []byte
+	done    bool // [DONE]: nothing more will come
+	stopped bool // the consumer stopped listening
+	sawData bool
 }
 
 func (st *streamState) emit(ev Event) {
@@ -251,44 +192,47 @@ func (st *streamState) emit(ev Event) {
 	}
 }
 
-// event handles one server-sent event.
-func (st *streamState) event(ev sseEvent) error {
-	data := bytes.TrimSpace(ev.data)
-	if string(data) == "[DONE]" {
-		st.done = true
-		return nil
+// line handles the data of one "data:" line.
+func (st *streamState) line(data []byte) error {
+	if st.pending != nil {
+		data = append(append(st.pending, '\n'), data...)
+		st.pending = nil
 	}
 	if len(data) == 0 {
 		return nil
 	}
-	if ev.name == "error" {
-		msg, ok := errorBody(data)
-		if !ok {
-			msg = truncate(string(data), 300)
-		}
-		return st.p.streamError(wireError{Message: msg})
-	}
 	var c wireChunk
 	if err := json.Unmarshal(data, &c); err != nil {
-		if !st.sawData && len(data) > 0 && data[0] == '<' {
+		var se *json.SyntaxError
+		if errors.As(err, &se) && se.Offset >= int64(len(data)) {
+			st.pending = bytes.Clone(data) // the rest follows on the next data line
+			return nil
+		}
+		if !st.sawData && data[0] == '<' {
 			return st.p.notAPI(http.StatusOK, data)
 		}
-		return &Error{Kind: ErrMalformed, URL: st.p.endpoint, Msg: "a chunk is not JSON: " + truncate(string(data), 120), Err: err}
+		return st.malformed(data, err)
 	}
 	st.sawData = true
-	if err := st.chunk(&c); err != nil {
-		return err
-	}
-	if st.stopped {
-		st.done = true
-	}
-	return nil
+	return st.chunk(&c)
+}
+
+func (st *streamState) malformed(data []byte, err error) error {
+	return &Error{Kind: ErrMalformed, URL: st.p.endpoint, Msg: "a chunk is not JSON: " + truncate(string(data), 120), Err: err}
 }
 
 // chunk handles one decoded chunk (or whole response).
 func (st *streamState) chunk(c *wireChunk) error {
-	if we, ok := parseWireError(c.Error); ok {
+	if we, ok := parseWireError(c.Error); len(c.Error) > 0 && ok {
 		return st.p.streamError(we)
+	}
+	if len(c.Choices) == 0 && c.Usage == nil {
+		if msg, ok := detailMessage(c.Detail); ok && c.Message == "" {
+			c.Message = msg
+		}
+		if c.Message != "" {
+			return st.p.streamError(wireError{Message: c.Message})
+		}
 	}
 	if st.respID == "" {
 		st.respID = c.ID
@@ -318,7 +262,7 @@ func (st *streamState) chunk(c *wireChunk) error {
 		case finishResourcesExhausted:
 			return st.p.streamError(wireError{Message: "the endpoint ran out of resources mid-answer (" + finishResourcesExhausted + ")"})
 		default:
-			st.finish = convertFinish(ch.FinishReason)
+			st.finish = convertFinish(string(ch.FinishReason))
 		}
 	}
 	return nil
@@ -357,6 +301,10 @@ func (st *streamState) delta(d *wireDelta) {
 
 // finishUp checks the response is whole and yields its calls, usage and finish.
 func (st *streamState) finishUp(req *Request, fail func(error)) {
+	if st.pending != nil {
+		fail(st.malformed(st.pending, io.ErrUnexpectedEOF))
+		return
+	}
 	if st.finish == "" {
 		if !st.done {
 			// A connection closed early looks like a clean end to the
@@ -568,95 +516,9 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// request converts the conversation to the wire request.
-func (p *OpenAI) request(req *Request) wireRequest {
-	out := wireRequest{
-		Model:         p.o.Model,
-		Stream:        true,
-		StreamOptions: &streamOptions{IncludeUsage: true},
-		Messages:      make([]wireMessage, 0, len(req.Messages)),
-	}
-	if reasoningModel(p.o.Model) {
-		// OpenAI's reasoning models take max_completion_tokens only.
-		out.MaxCompletionTokens = p.o.MaxTokens
-		out.ReasoningEffort = req.ReasoningEffort
-	} else {
-		// max_tokens is what DeepSeek, Ollama, vLLM and llama.cpp read; the
-		// newer field is OpenAI's alone.
-		out.MaxTokens = p.o.MaxTokens
-	}
-	field, _ := p.reasoningField.Load().(string)
-	for _, m := range req.Messages {
-		w := wireMessage{Role: m.Role, ToolCallID: m.ToolCallID}
-		if m.Content != "" {
-			w.Content = m.Content
-		}
-		switch m.Role {
-		case RoleAssistant:
-			if field == "reasoning" {
-				w.Reasoning = m.Reasoning
-			} else {
-				w.ReasoningContent = m.Reasoning
-			}
-			for _, c := range m.ToolCalls {
-				args := string(c.Arguments)
-				if args == "" {
-					args = "{}"
-				}
-				w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: c.ID, Type: "function",
-					Function: wireFunctionCall{Name: c.Name, Arguments: args}})
-			}
-		case RoleTool:
-			if m.Content == "" {
-				w.Content = "(no output)" // several servers reject an empty tool message
-			}
-		case RoleUser:
-			if len(m.Images) > 0 && p.o.Images {
-				var parts []wirePart
-				if m.Content != "" {
-					parts = append(parts, wirePart{Type: "text", Text: m.Content})
-				}
-				for _, img := range m.Images {
-					parts = append(parts, wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: "data:" + img.MimeType + ";base64," + img.Data}})
-				}
-				w.Content = parts
-			}
-		}
-		out.Messages = append(out.Messages, w)
-	}
-	for _, t := range req.Tools {
-		params := t.Parameters
-		if len(params) == 0 {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		out.Tools = append(out.Tools, wireTool{Type: "function", Function: wireFunction{
-			Name: t.Name, Description: t.Description, Parameters: params}})
-	}
-	return out
-}
-
 // finishResourcesExhausted is DeepSeek's finish_reason for an answer cut
 // short by load on its side.
 const finishResourcesExhausted = "insufficient_system_resource"
-
-// ReasoningEfforts are the reasoning_effort values a model takes, in
-// increasing effort; nil for a model that takes none (the endpoint would
-// refuse the field, or ignore it).
-func ReasoningEfforts(name string) []string {
-	if reasoningModel(name) {
-		return []string{"low", "medium", "high"}
-	}
-	return nil
-}
-
-func reasoningModel(name string) bool {
-	for _, pre := range []string{"o1", "o3", "o4", "gpt-5"} {
-		if strings.HasPrefix(name, pre) {
-			return true
-		}
-	}
-	return false
-}
 
 func convertFinish(r string) Finish {
 	switch r {

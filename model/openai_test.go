@@ -623,3 +623,19 @@ func TestOpenAIKeepAlive(t *testing.T) {
 		t.Fatalf("err = %v text = %q; keep-alives must hold the stream open", got.err, got.text)
 	}
 }
+
+// TestOpenAILibraryRefusal: a request go-openai refuses to send (a model it
+// knows serves no chat completions) is an invalid request, not retried,
+// and nothing reaches the endpoint.
+func TestOpenAILibraryRefusal(t *testing.T) {
+	m, srv := newMock(t, sse{events: []string{chunk(`{"content":"x"}`, "stop")}})
+	p := provider(t, srv.URL, func(o *OpenAIOptions) { o.Model = "text-davinci-003" })
+	got := collectStream(t, Retry(p, RetryOptions{}), nil)
+	var me *Error
+	if !errors.As(got.err, &me) || me.Kind != ErrInvalidRequest || len(got.retries) != 0 || !strings.Contains(got.err.Error(), srv.URL) {
+		t.Fatalf("err = %v (%d retries), want an invalid request naming the URL", got.err, len(got.retries))
+	}
+	if m.requests() != 0 {
+		t.Errorf("%d requests reached the endpoint", m.requests())
+	}
+}

@@ -6,41 +6,77 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-func TestSSEReader(t *testing.T) {
+// TestStreamFraming: what the endpoint writes, byte for byte, and what the
+// provider makes of it through go-openai's stream reader.
+func TestStreamFraming(t *testing.T) {
+	ok := chunk(`{"content":"a"}`, "stop")
+	long := strings.Repeat("x", 100<<10) // longer than any read buffer on the way
 	tests := []struct {
-		name string
-		in   string
-		want []string // event name + "|" + data
-		err  error    // after the events
+		name     string
+		ctype    string // default text/event-stream
+		in       string
+		text     string
+		kind     ErrorKind // "" = success
+		inError  string
+		requests int // 1 unless retried
 	}{
-		{"blank-line separated", "data: {\"a\":1}\n\ndata: [DONE]\n\n", []string{`|{"a":1}`, "|[DONE]"}, io.EOF},
-		{"CRLF and no space after the colon", "data:{\"a\":1}\r\n\r\n", []string{`|{"a":1}`}, io.EOF},
-		{"comments and ids ignored", ": ping\nid: 7\nretry: 100\ndata: {}\n\n", []string{"|{}"}, io.EOF},
-		{"no blank lines between events", "data: {\"a\":1}\ndata: {\"a\":2}\n", []string{`|{"a":1}`, `|{"a":2}`}, io.EOF},
-		{"one event over several data lines", "data: {\"a\":\ndata: 1}\n\n", []string{"|{\"a\":\n1}"}, io.EOF},
-		{"a named error event", "event: error\ndata: {\"message\":\"x\"}\n\n", []string{`error|{"message":"x"}`}, io.EOF},
-		{"the last event without its blank line", "data: {}", []string{"|{}"}, io.EOF},
-		{"an HTML page", "<!doctype html>\n<html>", nil, errNotSSE},
+		{name: "blank-line separated", in: "data: " + ok + "\n\ndata: [DONE]\n\n", text: "a"},
+		{name: "CRLF and no space after the colon", in: "data:" + ok + "\r\n\r\ndata:[DONE]\r\n\r\n", text: "a"},
+		{name: "comments and ids ignored", in: ": ping\nid: 7\nretry: 100\ndata: " + ok + "\n\n", text: "a"},
+		{name: "no blank lines between events", in: "data: " + chunk(`{"content":"a"}`, "") + "\ndata: " + chunk(`{"content":"b"}`, "stop") + "\n", text: "ab"},
+		{name: "one event over several data lines", in: "data: {\"id\":\"r\",\"choices\":[{\"index\":0,\ndata: \"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}\n\n", text: "a"},
+		{name: "a named error event", in: "data: " + chunk(`{"content":"a"}`, "") + "\n\nevent: error\ndata: {\"message\":\"x\"}\n\n", kind: ErrServer, inError: ": x", requests: 3},
+		{name: "the last event without its blank line", in: "data: " + ok, text: "a"},
+		{name: "an HTML page", ctype: "-", in: "<!doctype html>\n<html><title>Portal</title>", kind: ErrNotAPI, inError: `"Portal"`},
+		{name: "NDJSON", ctype: "application/x-ndjson", in: `{"model":"m","message":{"content":"a"}}` + "\n", kind: ErrNotAPI, inError: `it answered {"model"`},
+		{name: "an error after keep-alive comments", in: ": keep-alive\n\ndata: " + chunk(`{"content":"a"}`, "") + "\n\n: keep-alive\n\ndata: {\"error\":{\"message\":\"upstream died\",\"type\":\"server_error\"}}\n\ndata: [DONE]\n\n",
+			kind: ErrServer, inError: "upstream died", requests: 3},
+		{name: "an error that is a bare string", in: "data: {\"error\":\"model is loading\"}\n\n", kind: ErrServer, inError: "model is loading", requests: 3},
+		{name: "an error alone with OpenRouter's metadata", in: ": OPENROUTER PROCESSING\n\ndata: {\"error\":{\"code\":429,\"message\":\"Rate limit exceeded\",\"metadata\":{\"provider_name\":\"Chutes\"}}}\n\n",
+			kind: ErrRateLimit, inError: "Rate limit exceeded (Chutes)", requests: 3},
+		{name: "a chunk longer than the read buffers", in: "data: " + chunk(`{"content":"`+long+`"}`, "stop") + "\n\n", text: long},
+		{name: "a chunk that is not JSON", in: "data: {\"id\":\n\ndata: {\"id\":\"r\"}\n\n", kind: ErrMalformed, inError: "not JSON"},
+		{name: "an event cut off at the end", in: "data: {\"id\":\"r\",", kind: ErrMalformed, inError: "not JSON"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newSSEReader(strings.NewReader(tc.in))
-			var got []string
-			var err error
-			for {
-				var ev sseEvent
-				ev, err = r.next()
-				if err != nil {
-					break
+			var mu sync.Mutex
+			n := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				n++
+				mu.Unlock()
+				switch tc.ctype {
+				case "":
+					w.Header().Set("Content-Type", "text/event-stream")
+				case "-":
+					w.Header()["Content-Type"] = nil // no sniffing by net/http either
+				default:
+					w.Header().Set("Content-Type", tc.ctype)
 				}
-				got = append(got, ev.name+"|"+string(ev.data))
+				io.WriteString(w, tc.in)
+			}))
+			defer srv.Close()
+			rs := &recordSleep{}
+			got := collectStream(t, Retry(provider(t, srv.URL, nil), RetryOptions{Retries: 2, Sleep: rs.sleep}), nil)
+			want := max(tc.requests, 1)
+			if n != want {
+				t.Errorf("%d requests, want %d", n, want)
 			}
-			if strings.Join(got, "\n--\n") != strings.Join(tc.want, "\n--\n") || !errors.Is(err, tc.err) {
-				t.Errorf("got %q, %v; want %q, %v", got, err, tc.want, tc.err)
+			if tc.kind == "" {
+				if got.err != nil || got.text != tc.text || got.finish != FinishStop {
+					t.Fatalf("err = %v, text %q, finish %q; want text %q", got.err, truncate(got.text, 40), got.finish, truncate(tc.text, 40))
+				}
+				return
+			}
+			var me *Error
+			if !errors.As(got.err, &me) || me.Kind != tc.kind || !strings.Contains(got.err.Error(), tc.inError) {
+				t.Fatalf("err = %v, want kind %s with %q", got.err, tc.kind, tc.inError)
 			}
 		})
 	}

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
-// toolCalls assembles calls from streamed deltas. Most servers send a
-// call's id and name in its first delta and pieces of its arguments in
-// later ones, all keyed by index. Some do not number them: Gemini's
+// toolCalls assembles calls from streamed deltas, which go-openai decodes
+// but does not put together. Most servers send a call's id and name in its
+// first delta and pieces of its arguments in later ones, all keyed by index. Some do not number them: Gemini's
 // compatible layer sends several whole calls in one delta, without index
 // and with empty ids. A delta entry without index continues the last call
 // only when it carries neither a name nor a new id.
@@ -22,7 +24,7 @@ type partialCall struct {
 	args     strings.Builder
 }
 
-func (t *toolCalls) add(d wireToolDelta) {
+func (t *toolCalls) add(d openai.ToolCall) {
 	var c *partialCall
 	if d.Index != nil {
 		c = t.byIndex[*d.Index]

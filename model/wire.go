@@ -3,71 +3,17 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
-// The chat-completions wire format, as the OpenAI-compatible servers really
-// send it. Only the fields the bridge reads or writes are here; the
-// variations between servers are noted where they matter.
-
-type wireRequest struct {
-	Model               string         `json:"model"`
-	Messages            []wireMessage  `json:"messages"`
-	Tools               []wireTool     `json:"tools,omitempty"`
-	Stream              bool           `json:"stream"`
-	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
-	MaxTokens           int            `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
-	ReasoningEffort     string         `json:"reasoning_effort,omitempty"` // low | medium | high, where the model takes one
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-type wireMessage struct {
-	Role    string `json:"role"`
-	Content any    `json:"content,omitempty"` // a string, or []wirePart with images
-	// Reasoning of an earlier assistant turn goes back in the field the
-	// endpoint sent it in: DeepSeek wants reasoning_content (and requires it
-	// on turns that called tools); Groq refuses that field and reads
-	// reasoning, like OpenRouter and Ollama.
-	ReasoningContent string         `json:"reasoning_content,omitempty"`
-	Reasoning        string         `json:"reasoning,omitempty"`
-	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID       string         `json:"tool_call_id,omitempty"`
-}
-
-type wirePart struct {
-	Type     string        `json:"type"`
-	Text     string        `json:"text,omitempty"`
-	ImageURL *wireImageURL `json:"image_url,omitempty"`
-}
-
-type wireImageURL struct {
-	URL string `json:"url"`
-}
-
-type wireTool struct {
-	Type     string       `json:"type"`
-	Function wireFunction `json:"function"`
-}
-
-type wireFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters,omitempty"`
-}
-
-type wireToolCall struct {
-	ID       string           `json:"id"`
-	Type     string           `json:"type"`
-	Function wireFunctionCall `json:"function"`
-}
-
-type wireFunctionCall struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
+// A streamed chunk as the OpenAI-compatible servers really send it, decoded
+// once per line: go-openai's types carry the delta, the tool calls and the
+// usage; the fields beside them are what those types lack. A field
+// declared here shadows the embedded one of the same JSON name
+// (encoding/json takes the shallower field). The envelope is ours: the
+// library's ChatCompletionStreamResponse would also decode object, model,
+// created and content-filter results on every line, which nothing reads.
 
 // wireChunk is one streamed chat.completion.chunk, or (from a server that
 // ignored stream: true) a whole chat.completion.
@@ -78,6 +24,10 @@ type wireChunk struct {
 	// Error: an error reported inside the stream (OpenRouter puts it after
 	// id and choices, vLLM and llama.cpp send it alone).
 	Error json.RawMessage `json:"error"`
+	// Message and Detail: vLLM's and FastAPI's top-level error shapes, also
+	// what servers send as the data of an "event: error".
+	Message string          `json:"message"`
+	Detail  json.RawMessage `json:"detail"`
 	// XGroq carries Groq's usage on its last chunk.
 	XGroq *struct {
 		Usage *wireUsage `json:"usage"`
@@ -85,41 +35,24 @@ type wireChunk struct {
 }
 
 type wireChoice struct {
-	Index        int        `json:"index"`
-	Delta        *wireDelta `json:"delta"`
-	Message      *wireDelta `json:"message"` // non-streamed answers
-	FinishReason string     `json:"finish_reason"`
+	Index        int                 `json:"index"`
+	Delta        *wireDelta          `json:"delta"`
+	Message      *wireDelta          `json:"message"` // non-streamed answers
+	FinishReason openai.FinishReason `json:"finish_reason"`
 }
 
 type wireDelta struct {
+	openai.ChatCompletionStreamChoiceDelta
 	// Content is a string, or (Mistral's reasoning models) an array of
 	// typed parts: {"type":"text","text":…} and {"type":"thinking","thinking":[…]}.
 	Content json.RawMessage `json:"content"`
-	// ReasoningContent (DeepSeek, vLLM, llama.cpp) and Reasoning (Groq,
-	// OpenRouter, Ollama, newer vLLM) carry the same thing.
-	ReasoningContent string          `json:"reasoning_content"`
-	Reasoning        string          `json:"reasoning"`
-	ToolCalls        []wireToolDelta `json:"tool_calls"`
-	Refusal          string          `json:"refusal"`
-}
-
-type wireToolDelta struct {
-	// Index is absent on some servers (Gemini's compatible layer sends
-	// whole calls without index and with empty ids).
-	Index    *int   `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+	// Reasoning (Groq, OpenRouter, Ollama, newer vLLM) carries what
+	// ReasoningContent (DeepSeek, vLLM, llama.cpp) does.
+	Reasoning string `json:"reasoning"`
 }
 
 type wireUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
+	openai.Usage
 	// PromptCacheHitTokens is DeepSeek's name for cached input.
 	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
 }
@@ -171,7 +104,8 @@ func contentParts(raw json.RawMessage) (text, thought string) {
 // wireError is the error object servers send, in their various shapes:
 // {"message","type","code"} (OpenAI, DeepSeek, Groq, xAI), a bare string
 // (Ollama), {"code": 502, "message", "metadata"} (OpenRouter), or vLLM's
-// and FastAPI's top-level {"message"} and {"detail"}.
+// and FastAPI's top-level {"message"} and {"detail"}. go-openai's APIError
+// reads the first shape only (its UnmarshalJSON fails without "message").
 type wireError struct {
 	Message string          `json:"message"`
 	Type    string          `json:"type"`
@@ -244,12 +178,21 @@ func errorBody(b []byte) (msg string, ok bool) {
 	if top.Message != "" {
 		return top.Message, true
 	}
-	if len(top.Detail) > 0 {
-		var s string
-		if json.Unmarshal(top.Detail, &s) == nil {
-			return s, true
-		}
-		return string(top.Detail), true
+	if msg, ok := detailMessage(top.Detail); ok {
+		return msg, true
 	}
 	return string(b), true
+}
+
+// detailMessage reads FastAPI's {"detail": …}: a string, or anything else
+// quoted as it came.
+func detailMessage(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	return string(raw), true
 }

@@ -572,7 +572,7 @@ func TestOpenAIUnreachable(t *testing.T) {
 }
 
 func TestOpenAIMaxTokensField(t *testing.T) {
-	for model, field := range map[string]string{"gpt-4.1": "max_tokens", "o3-mini": "max_completion_tokens", "deepseek-chat": "max_tokens"} {
+	for model, field := range map[string]string{"gpt-4.1": "max_tokens", "o3-mini": "max_completion_tokens", "gpt-6-sol": "max_completion_tokens", "deepseek-chat": "max_tokens"} {
 		m, srv := newMock(t, sse{events: []string{chunk(`{"content":"ok"}`, "stop")}})
 		p := provider(t, srv.URL, func(o *OpenAIOptions) { o.Model = model; o.MaxTokens = 99 })
 		if r := collectStream(t, p, nil); r.err != nil {

@@ -129,7 +129,7 @@ func ReasoningEfforts(name string) []string {
 }
 
 func reasoningModel(name string) bool {
-	for _, pre := range []string{"o1", "o3", "o4", "gpt-5"} {
+	for _, pre := range []string{"o1", "o3", "o4", "gpt-5", "gpt-6"} {
 		if strings.HasPrefix(name, pre) {
 			return true
 		}

@@ -56,9 +56,9 @@ func (c *codeMode) set(m codemode.Mode) {
 
 // nativeTools are the scope's visible tools other than run_code: the
 // bindings a program gets.
-func (s *conversation) nativeTools() []*registry.Def {
+func (c *codeMode) nativeTools() []*registry.Def {
 	var out []*registry.Def
-	for _, d := range s.scope.Visible() {
+	for _, d := range c.s.scope.Visible() {
 		if d.Name != codemode.ToolName {
 			out = append(out, d)
 		}
@@ -66,14 +66,14 @@ func (s *conversation) nativeTools() []*registry.Def {
 	return out
 }
 
-// codePrompt is the system-prompt part of Code Mode: in code, the code-only
+// prompt is the system-prompt part of Code Mode: in code, the code-only
 // rule and the SDK; in both, the SDK; in native, nothing.
-func (s *conversation) codePrompt() string {
-	switch s.code.get() {
+func (c *codeMode) prompt() string {
+	switch c.get() {
 	case codemode.ModeCode:
-		return codemode.CodeOnlyRule + "\n\n" + s.code.runner.SDK(s.nativeTools())
+		return codemode.CodeOnlyRule + "\n\n" + c.runner.SDK(c.nativeTools())
 	case codemode.ModeBoth:
-		return s.code.runner.SDK(s.nativeTools())
+		return c.runner.SDK(c.nativeTools())
 	}
 	return ""
 }
@@ -84,7 +84,7 @@ func (s *conversation) codePrompt() string {
 // (permission prompts included), and logs its result.
 type codeHost struct{ s *conversation }
 
-func (h codeHost) Tools() []*registry.Def { return h.s.nativeTools() }
+func (h codeHost) Tools() []*registry.Def { return h.s.code.nativeTools() }
 func (h codeHost) Lookup(name string) *registry.Def {
 	if name == codemode.ToolName {
 		return nil // a program cannot start another program

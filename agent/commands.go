@@ -12,8 +12,10 @@ import (
 	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
 
-// command is one slash command. run writes its output with s.notice and
-// returns the stop reason of the turn it ran in.
+// command is one slash command: an operation on a session, kept in this
+// catalog rather than on the session type, so adding one changes only
+// this file. run writes its output with s.notice and returns the stop
+// reason of the turn it ran in.
 type command struct {
 	session.Command
 	run func(s *conversation, ctx context.Context, arg string) acp.StopReason
@@ -24,13 +26,13 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{session.Command{Name: "help", Description: "List the commands"}, (*conversation).cmdHelp},
-		{session.Command{Name: "clear", Description: "Start a fresh context: the model forgets the conversation so far"}, (*conversation).cmdClear},
-		{session.Command{Name: "compact", Description: "Replace the conversation with a summary written by the model", Hint: "what the summary should keep (optional)"}, (*conversation).cmdCompact},
-		{session.Command{Name: "init", Description: "Write a starter AGENTS.md (project instructions for agents) from a look at the workspace"}, (*conversation).cmdInit},
-		{session.Command{Name: "mode", Description: "Show or set the permission mode", Hint: "ask | accept-edits | plan | bypass"}, (*conversation).cmdMode},
-		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, (*conversation).cmdModel},
-		{session.Command{Name: "tools", Description: "List the tools the model can call"}, (*conversation).cmdTools},
+		{session.Command{Name: "help", Description: "List the commands"}, cmdHelp},
+		{session.Command{Name: "clear", Description: "Start a fresh context: the model forgets the conversation so far"}, cmdClear},
+		{session.Command{Name: "compact", Description: "Replace the conversation with a summary written by the model", Hint: "what the summary should keep (optional)"}, cmdCompact},
+		{session.Command{Name: "init", Description: "Write a starter AGENTS.md (project instructions for agents) from a look at the workspace"}, cmdInit},
+		{session.Command{Name: "mode", Description: "Show or set the permission mode", Hint: "ask | accept-edits | plan | bypass"}, cmdMode},
+		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, cmdModel},
+		{session.Command{Name: "tools", Description: "List the tools the model can call"}, cmdTools},
 	}
 }
 
@@ -124,13 +126,13 @@ func commandList() string {
 	return b.String()
 }
 
-func (s *conversation) cmdHelp(ctx context.Context, _ string) acp.StopReason {
+func cmdHelp(s *conversation, ctx context.Context, _ string) acp.StopReason {
 	_, ins := s.fixedPrompt(ctx)
 	s.notice(ctx, commandList()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }
 
-func (s *conversation) cmdClear(ctx context.Context, _ string) acp.StopReason {
+func cmdClear(s *conversation, ctx context.Context, _ string) acp.StopReason {
 	n := len(s.history())
 	s.emit(ctx, session.New(session.ContextReset{Reason: "clear"}))
 	s.recordUsage(ctx, &model.Usage{})
@@ -140,7 +142,7 @@ func (s *conversation) cmdClear(ctx context.Context, _ string) acp.StopReason {
 
 // cmdCompact replaces the whole context with a summary the model writes,
 // reported like an automatic compaction (compaction.go).
-func (s *conversation) cmdCompact(ctx context.Context, arg string) acp.StopReason {
+func cmdCompact(s *conversation, ctx context.Context, arg string) acp.StopReason {
 	if s.ctl.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn
@@ -156,7 +158,7 @@ func (s *conversation) cmdCompact(ctx context.Context, arg string) acp.StopReaso
 	return acp.StopEndTurn
 }
 
-func (s *conversation) cmdMode(ctx context.Context, arg string) acp.StopReason {
+func cmdMode(s *conversation, ctx context.Context, arg string) acp.StopReason {
 	if arg == "" {
 		cur := s.ctl.mode()
 		var b strings.Builder
@@ -180,7 +182,7 @@ func (s *conversation) cmdMode(ctx context.Context, arg string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-func (s *conversation) cmdModel(ctx context.Context, arg string) acp.StopReason {
+func cmdModel(s *conversation, ctx context.Context, arg string) acp.StopReason {
 	ms := s.a.models()
 	if len(ms) == 0 {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
@@ -212,7 +214,7 @@ func (s *conversation) cmdModel(ctx context.Context, arg string) acp.StopReason 
 	return acp.StopEndTurn
 }
 
-func (s *conversation) cmdTools(ctx context.Context, _ string) acp.StopReason {
+func cmdTools(s *conversation, ctx context.Context, _ string) acp.StopReason {
 	defs := s.scope.Visible()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools visible to the model", len(defs))

@@ -74,5 +74,5 @@ func (s *conversation) systemPrompt(ctx context.Context) string {
 	}
 	client := s.st.client
 	s.mu.Unlock()
-	return ComposeSystemPrompt(fixed, env, client, s.ctl.modePrompt(), s.codePrompt())
+	return ComposeSystemPrompt(fixed, env, client, s.ctl.modePrompt(), s.code.prompt())
 }

@@ -108,7 +108,9 @@ func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *
 	}
 	reason, failure := s.run(ctx, text)
 	if failure == nil && s.ctl.provider() != nil && ctx.Err() == nil {
-		s.maybeTitle(ctx, text)
+		if ev, ok := titleEvent(s.ctl.read().title, text, s.a.o.Now()); ok {
+			s.emit(ctx, session.New(ev))
+		}
 	}
 	return reason, failure
 }
@@ -135,7 +137,7 @@ func cmdHelp(s *conversation, ctx context.Context, _ string) acp.StopReason {
 func cmdClear(s *conversation, ctx context.Context, _ string) acp.StopReason {
 	n := len(s.history())
 	s.emit(ctx, session.New(session.ContextReset{Reason: "clear"}))
-	s.recordUsage(ctx, &model.Usage{})
+	s.meter.record(ctx, &model.Usage{})
 	s.notice(ctx, fmt.Sprintf("Context cleared: the model no longer sees the %d earlier messages. The transcript above stays for you.", n))
 	return acp.StopEndTurn
 }

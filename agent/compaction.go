@@ -282,7 +282,7 @@ func (s *conversation) summarise(ctx context.Context, p model.Provider, req *mod
 // no request has measured it yet), and the cost of the summary request u
 // when there was one, so the editor's meter and bill follow.
 func (s *conversation) reportContext(ctx context.Context, u *model.Usage) {
-	ev := s.usageEvent(u)
+	ev := s.meter.event(u)
 	ev.Used = s.estimate(s.fullRequest(ctx))
 	ev.InputTokens, ev.OutputTokens, ev.Estimated = 0, 0, true
 	s.emit(ctx, session.New(ev))

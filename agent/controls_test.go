@@ -16,6 +16,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
 )
 
@@ -624,7 +625,9 @@ func TestControlsFoldFromTheLog(t *testing.T) {
 	a.mu.Unlock()
 	s.ctl.set(t.Context(), "mode", ModeBypass)
 	s.ctl.set(t.Context(), "model", "m/b")
-	s.maybeTitle(t.Context(), "Refactor the parser")
+	if ev, ok := titleEvent(s.ctl.read().title, "Refactor the parser", a.o.Now()); ok {
+		s.emit(t.Context(), session.New(ev))
+	}
 
 	fresh := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
 	if fresh.ctl.mode != ModeAsk || fresh.ctl.model != "m/a" {

@@ -36,6 +36,7 @@ type conversation struct {
 	perm      *permissions // approval requests and "always" answers (permission.go)
 	code      *codeMode    // tools mode and run_code (codemode.go)
 	ctl       *controls    // mode, model, tools mode, effort (modes.go)
+	meter     *meter       // usage and cost reporting (usage.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -51,7 +52,6 @@ type conversation struct {
 	running bool
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
-	usage   turnUsage     // the running turn's tokens (usage.go)
 
 	ready chan struct{} // closed once the session is announced (commands.go)
 	mcp   *mcpServers   // the editor's MCP servers (mcp.go)
@@ -82,6 +82,11 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		defer s.mu.Unlock()
 		return s.st.ctl
 	}}
+	s.meter = &meter{ctl: s.ctl, emit: s.emit, window: func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.st.ctx.size
+	}}
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
 		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
@@ -92,7 +97,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:     []pipeline.Gate{modeGate(s.ctl, s.perm)}, // it consults the permissions' gate
-		Observers: []pipeline.Observer{s.observePlan},
+		Observers: []pipeline.Observer{planObserver(s.emit)},
 		Approver:  s.perm,
 		// markRunning is outermost: the card turns in_progress once, even
 		// when Retry runs the body again; Timeout bounds each attempt.
@@ -227,9 +232,9 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	unhook := context.AfterFunc(ctx, func() { stop(s.a.cancelCause()) })
 	defer unhook()
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
-	s.usage = turnUsage{}
 	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last
 	s.mu.Unlock()
+	s.meter.startTurn()
 	defer func() {
 		s.mu.Lock()
 		s.running, s.stop = false, nil
@@ -255,7 +260,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		end.Error = failure.Message
 	}
 	s.emit(ctx, session.New(end))
-	usage := s.takeTurnUsage() // still running: no other turn adds to it
+	usage := s.meter.takeTurn() // still running: no other turn adds to it
 	if failure != nil {
 		return "", nil, failure // failure.go
 	}
@@ -363,7 +368,7 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 		case model.EventFinish:
 			finish = ev.Finish
 		case model.EventUsage:
-			s.recordUsage(ctx, ev.Usage)
+			s.meter.record(ctx, ev.Usage)
 		case model.EventRetry:
 			// Say so where it stopped. What was shown stands: the retry
 			// continues it (model.Retry does not repeat it) or discards it.

@@ -2,57 +2,93 @@ package agent
 
 import (
 	"context"
-
 	"encoding/json"
-	"github.com/acp-bridge/acp-bridge/acp"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
-// recordUsage logs the context size after a model call (sent as
-// usage_update) and adds the call's cost when the model has prices.
-func (s *conversation) recordUsage(ctx context.Context, u *model.Usage) {
+// meter is one session's usage accounting: the usage event of every model
+// call (the context's size and the running cost, sent as usage_update) and
+// the running turn's tokens, for PromptResponse.usage. It changes when
+// what is reported about usage changes, and nothing else does.
+type meter struct {
+	ctl  *controls
+	emit func(ctx context.Context, ev session.Event)
+	// window is the context window the last call reported (folded state).
+	window func() int
+
+	mu   sync.Mutex // guards turn; taken alone
+	turn turnUsage
+}
+
+// record logs the usage of a model call that reported u.
+func (m *meter) record(ctx context.Context, u *model.Usage) {
 	if u == nil {
 		return
 	}
-	s.emit(ctx, session.New(s.usageEvent(u)))
+	m.emit(ctx, session.New(m.event(u)))
 }
 
-// usageEvent is the usage event of a call that reported u (nil: none; the
-// cost stays as it was).
-func (s *conversation) usageEvent(u *model.Usage) session.Usage {
+// event is the usage event of a call that reported u (nil: none; the cost
+// stays as it was), counted into the running turn.
+func (m *meter) event(u *model.Usage) session.Usage {
 	if u == nil {
-		s.mu.Lock()
-		u = &model.Usage{ContextWindow: s.st.ctx.size} // the window the last call reported
-		s.mu.Unlock()
+		u = &model.Usage{ContextWindow: m.window()}
 	}
-	m := s.ctl.model()
+	choice := m.ctl.model()
 	size := u.ContextWindow
-	if m != nil && m.ContextWindow > 0 {
-		size = m.ContextWindow
+	if choice != nil && choice.ContextWindow > 0 {
+		size = choice.ContextWindow
 	}
 	if size <= 0 {
 		size = defaultContextWindow
 	}
-	s.mu.Lock()
-	s.usage.add(u)
-	s.mu.Unlock()
+	m.mu.Lock()
+	m.turn.add(u)
+	m.mu.Unlock()
 	ev := session.Usage{Used: u.InputTokens + u.OutputTokens, Size: size,
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Estimated: u.Estimated}
-	if m != nil && m.Price != nil {
+	if choice != nil && choice.Price != nil {
 		// The running total is in the event: applying it is what adds it.
-		ev.Cost, ev.Currency = s.ctl.read().cost+m.Price.cost(u), m.Price.Currency
+		ev.Cost, ev.Currency = m.ctl.read().cost+choice.Price.cost(u), choice.Price.Currency
 		if ev.Currency == "" {
 			ev.Currency = "USD"
 		}
 	}
 	return ev
+}
+
+// startTurn begins the count of a new turn.
+func (m *meter) startTurn() {
+	m.mu.Lock()
+	m.turn = turnUsage{}
+	m.mu.Unlock()
+}
+
+// takeTurn returns the usage of the running turn (nil when the endpoint
+// reported none) and starts the count again.
+func (m *meter) takeTurn() *acp.Usage {
+	m.mu.Lock()
+	t := m.turn
+	m.turn = turnUsage{}
+	m.mu.Unlock()
+	if !t.reported {
+		return nil
+	}
+	u := &acp.Usage{TotalTokens: t.input + t.output, InputTokens: t.input, OutputTokens: t.output}
+	if t.cached > 0 {
+		u.CachedReadTokens = &t.cached
+	}
+	return u
 }
 
 // turnUsage sums the tokens of one turn's model requests for
@@ -73,23 +109,6 @@ func (t *turnUsage) add(u *model.Usage) {
 	t.cached += uint64(max(u.CachedTokens, 0))
 }
 
-// takeTurnUsage returns the usage of the running turn (nil when the
-// endpoint reported none) and starts the count again.
-func (s *conversation) takeTurnUsage() *acp.Usage {
-	s.mu.Lock()
-	t := s.usage
-	s.usage = turnUsage{}
-	s.mu.Unlock()
-	if !t.reported {
-		return nil
-	}
-	u := &acp.Usage{TotalTokens: t.input + t.output, InputTokens: t.input, OutputTokens: t.output}
-	if t.cached > 0 {
-		u.CachedReadTokens = &t.cached
-	}
-	return u
-}
-
 // cost of one call: cached input at its own price when one is set.
 func (p *Price) cost(u *model.Usage) float64 {
 	cached := min(u.CachedTokens, u.InputTokens)
@@ -100,26 +119,22 @@ func (p *Price) cost(u *model.Usage) float64 {
 	return (float64(u.InputTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.OutputTokens)*p.Output) / 1e6
 }
 
-// maybeTitle names the session after its first exchange with the model,
-// from the user's first words: asking the model would cost a request and
-// make the title depend on an endpoint being up.
-//
-// A prompt with nothing to name it by (only attachments) leaves the session
-// untitled, and the next exchange tries again: whether the session has a
-// title is all the log needs to say.
-func (s *conversation) maybeTitle(ctx context.Context, prompt string) {
-	if s.ctl.read().title != "" {
-		return
+// titleEvent names the session after its first exchange with the model,
+// from the user's first words (asking the model would cost a request and
+// make the title depend on an endpoint being up); ok is false when the
+// session has a title already. A prompt with nothing to name it by (only
+// attachments) leaves the session untitled, and the next exchange tries
+// again: whether the session has a title is all the log needs to say.
+func titleEvent(current, prompt string, now time.Time) (ev session.Title, ok bool) {
+	if current != "" {
+		return ev, false
 	}
 	title := titleFrom(prompt)
 	if title == "" {
-		return
+		return ev, false
 	}
-	s.emit(ctx, session.New(session.Title{Title: title, UpdatedAt: s.a.o.Now().UTC().Format(time.RFC3339)}))
+	return session.Title{Title: title, UpdatedAt: now.UTC().Format(time.RFC3339)}, true
 }
-
-// Title returns the session's title, "" before the first exchange.
-func (s *conversation) Title() string { return s.ctl.read().title }
 
 const titleMax = 60
 
@@ -148,22 +163,24 @@ func titleFrom(prompt string) string {
 	return strings.TrimRightFunc(string(runes[:cut]), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) + "…"
 }
 
-// observePlan turns a tool result that carries a plan into the session's
+// planObserver turns a tool result that carries a plan into the session's
 // plan (sent as a plan update). The convention: Result.Meta is an object
 // with a "plan" array of {content, status, priority?}; tools/todo writes it.
-func (s *conversation) observePlan(_ *registry.Def, _ *registry.Call, r registry.Result) {
-	if r.IsError || len(r.Meta) == 0 {
-		return
+func planObserver(emit func(ctx context.Context, ev session.Event)) pipeline.Observer {
+	return func(_ *registry.Def, _ *registry.Call, r registry.Result) {
+		if r.IsError || len(r.Meta) == 0 {
+			return
+		}
+		var m struct {
+			Plan *[]session.PlanEntry `json:"plan"`
+		}
+		if json.Unmarshal(r.Meta, &m) != nil || m.Plan == nil {
+			return
+		}
+		entries := *m.Plan
+		if entries == nil {
+			entries = []session.PlanEntry{}
+		}
+		emit(context.Background(), session.New(session.Plan{Entries: entries}))
 	}
-	var m struct {
-		Plan *[]session.PlanEntry `json:"plan"`
-	}
-	if json.Unmarshal(r.Meta, &m) != nil || m.Plan == nil {
-		return
-	}
-	entries := *m.Plan
-	if entries == nil {
-		entries = []session.PlanEntry{}
-	}
-	s.emit(context.Background(), session.New(session.Plan{Entries: entries}))
 }

@@ -251,7 +251,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	a.mu.Unlock()
 	s.mcp.start(ctx, req.McpServers) // bounded; see MCPStartTimeout
 	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
-	s.announceAfterReply(ctx)
+	s.announced.afterReply(ctx)
 	modes, opts := s.ctl.Controls()
 	return &acp.NewSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
 }

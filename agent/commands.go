@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/mapping"
@@ -45,33 +46,35 @@ func commandCatalog() session.Commands {
 	return out
 }
 
-// announce sends what the editor shows about a session that it has just
-// learned of (session/new, load, resume): the command catalog.
-func (s *conversation) announce(ctx context.Context) {
-	s.emit(ctx, session.New(commandCatalog()))
+// announcer sends what the editor shows about a session it has just
+// learned of (session/new, load, resume, fork): the command catalog. It
+// holds the session's first prompt until then, so the catalog always comes
+// before anything of a turn (a fixed order for editors and transcripts).
+type announcer struct {
+	emit func(ctx context.Context, ev session.Event)
+
+	mu    sync.Mutex
+	ready chan struct{} // closed once announced; nil: nothing to wait for
 }
 
-// announceAfterReply announces the session once the response that names it
-// is on the wire, and holds the session's first prompt until then, so the
-// catalog always comes before anything of a turn (a fixed order for editors
-// and transcripts alike).
-func (s *conversation) announceAfterReply(ctx context.Context) {
+// afterReply announces the session once the response that names it is on
+// the wire.
+func (n *announcer) afterReply(ctx context.Context) {
 	ready := make(chan struct{})
-	s.mu.Lock()
-	s.ready = ready
-	s.mu.Unlock()
+	n.mu.Lock()
+	n.ready = ready
+	n.mu.Unlock()
 	acp.AfterReply(ctx, func() {
 		defer close(ready)
-		s.announce(ctx)
+		n.emit(ctx, session.New(commandCatalog()))
 	})
 }
 
-// awaitAnnounced waits until the session has been announced (see
-// announceAfterReply) or ctx ends.
-func (s *conversation) awaitAnnounced(ctx context.Context) {
-	s.mu.Lock()
-	ready := s.ready
-	s.mu.Unlock()
+// wait returns once the session has been announced or ctx ends.
+func (n *announcer) wait(ctx context.Context) {
+	n.mu.Lock()
+	ready := n.ready
+	n.mu.Unlock()
 	if ready == nil {
 		return
 	}

@@ -61,7 +61,7 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 	s.setClientPrompt(sp)
 	s.mcp.start(ctx, req.McpServers)
 	a.log.Info("session forked", "session", s.id, "from", req.SessionID, "events", len(evs))
-	s.announceAfterReply(ctx)
+	s.announced.afterReply(ctx)
 	modes, opts := s.ctl.Controls()
 	return &acp.ForkSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
 }

@@ -208,7 +208,7 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	a.mu.Unlock()
 	// Like session/new: the command catalog once the response is out (the
 	// first prompt waits for it), and the editor's MCP servers.
-	s.announceAfterReply(ctx)
+	s.announced.afterReply(ctx)
 	s.mcp.start(ctx, servers)
 	return s, nil
 }

@@ -53,7 +53,7 @@ type conversation struct {
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
 
-	ready chan struct{} // closed once the session is announced (commands.go)
+	announced *announcer // the command catalog, before the first turn (commands.go)
 	mcp   *mcpServers   // the editor's MCP servers (mcp.go)
 	room  roomState     // what the endpoint said about room (compaction.go)
 }
@@ -82,6 +82,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		defer s.mu.Unlock()
 		return s.st.ctl
 	}}
+	s.announced = &announcer{emit: s.emit}
 	s.meter = &meter{ctl: s.ctl, emit: s.emit, window: func() int {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -219,7 +220,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	if err != nil {
 		return "", nil, err
 	}
-	s.awaitAnnounced(ctx)
+	s.announced.wait(ctx)
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()

@@ -50,63 +50,67 @@ func (st *state) applyCompaction(p session.Compaction) {
 	}
 }
 
-// roomState is what the live session learned about room that is not
-// session history: the window an endpoint named when it refused a request,
-// and the turn in which an automatic compaction failed (no second try in
-// the same turn: the request may well fit, and a failing endpoint would be
-// asked twice per step).
-type roomState struct {
-	mu         sync.Mutex
+// room decides when the context needs making room for: the policy for
+// the session's model, the estimate of a request's size, and what the
+// live session learned that is not history: the window an endpoint named
+// when it refused a request, and the turn in which an automatic
+// compaction failed (no second try in the same turn: the request may well
+// fit, and a failing endpoint would be asked twice per step).
+type room struct {
+	ctl       *controls
+	threshold float64 // Options.CompactThreshold
+	// folded reads the folded state: the last usage, the history's length
+	// and the running turn.
+	folded func() (c ctxSize, history, turn int)
+
+	mu         sync.Mutex // guards window and failedTurn; taken alone
 	window     int
 	failedTurn int
 }
 
-// policy is the session's compaction policy for its current model: the
-// window from the configuration, else the one the endpoint reports with
-// usage, else the default; narrowed to what an endpoint said when it
-// refused a request.
-func (s *conversation) policy() compact.Policy {
-	s.mu.Lock()
-	size := s.st.ctx.size
-	s.mu.Unlock()
-	if m := s.ctl.model(); m != nil && m.ContextWindow > 0 {
+// policy is the compaction policy for the current model: the window from
+// the configuration, else the one the endpoint reports with usage, else the
+// default; narrowed to what an endpoint said when it refused a request.
+func (r *room) policy() compact.Policy {
+	c, _, _ := r.folded()
+	size := c.size
+	if m := r.ctl.model(); m != nil && m.ContextWindow > 0 {
 		size = m.ContextWindow
 	}
 	if size <= 0 {
 		size = defaultContextWindow
 	}
-	s.room.mu.Lock()
-	if w := s.room.window; w > 0 && w < size {
+	r.mu.Lock()
+	if w := r.window; w > 0 && w < size {
 		size = w
 	}
-	s.room.mu.Unlock()
-	return compact.Policy{Window: size, Threshold: s.a.o.CompactThreshold}
+	r.mu.Unlock()
+	return compact.Policy{Window: size, Threshold: r.threshold}
 }
 
 // windowInError reads the window from the usual wording of a refusal
 // ("maximum context length is 65536 tokens"), 0 when it names none.
 var windowInError = regexp.MustCompile(`(?i)(?:maximum context length|context window|context size) (?:is|of) (\d+)`)
 
-func (s *conversation) learnWindow(err error) {
+// learn keeps the window an endpoint's refusal names, the smallest seen.
+func (r *room) learn(err error) {
 	m := windowInError.FindStringSubmatch(err.Error())
 	if m == nil {
 		return
 	}
 	if n, convErr := strconv.Atoi(m[1]); convErr == nil && n > 0 {
-		s.room.mu.Lock()
-		if s.room.window == 0 || n < s.room.window {
-			s.room.window = n
+		r.mu.Lock()
+		if r.window == 0 || n < r.window {
+			r.window = n
 		}
-		s.room.mu.Unlock()
+		r.mu.Unlock()
 	}
 }
 
 // estimate is the size of req in tokens: the last reported usage plus what
 // was added since, or a count of characters when no usage applies.
-func (s *conversation) estimate(req *model.Request) int {
-	s.mu.Lock()
-	c, n := s.st.ctx, len(s.st.history)
-	s.mu.Unlock()
+func (r *room) estimate(req *model.Request) int {
+	c, n, _ := r.folded()
 	msgs := req.Messages[1:] // the history, after the system message
 	if c.known && c.at <= n && len(msgs) == n {
 		tail := msgs[c.at:]
@@ -120,6 +124,25 @@ func (s *conversation) estimate(req *model.Request) int {
 		tools += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
 	return compact.Tokens(req.Messages) + tools/4
+}
+
+// automatic reports whether an automatic compaction may run now, and the
+// running turn: not when it is off, nor again in a turn where one failed.
+func (r *room) automatic() (turn int, ok bool) {
+	if r.threshold < 0 {
+		return 0, false // automatic compaction is off
+	}
+	_, _, turn = r.folded()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return turn, r.failedTurn != turn
+}
+
+// failed marks turn as one whose automatic compaction failed.
+func (r *room) failed(turn int) {
+	r.mu.Lock()
+	r.failedTurn = turn
+	r.mu.Unlock()
 }
 
 // fullRequest is the next model request, tools included.
@@ -137,21 +160,13 @@ func (s *conversation) fullRequest(ctx context.Context) *model.Request {
 // shortening old tool results when that is enough, else a compaction. It
 // reports whether it changed the context.
 func (s *conversation) keepRoom(ctx context.Context) bool {
-	if s.a.o.CompactThreshold < 0 {
-		return false // automatic compaction is off
-	}
-	s.mu.Lock()
-	turn := s.st.inTurn
-	s.mu.Unlock()
-	s.room.mu.Lock()
-	failed := s.room.failedTurn == turn
-	s.room.mu.Unlock()
-	if failed {
+	turn, ok := s.room.automatic()
+	if !ok {
 		return false
 	}
-	pol := s.policy()
+	pol := s.room.policy()
 	req := s.fullRequest(ctx)
-	est := s.estimate(req)
+	est := s.room.estimate(req)
 	if !pol.Over(est) {
 		return false
 	}
@@ -172,9 +187,7 @@ func (s *conversation) keepRoom(ctx context.Context) bool {
 		}
 	}
 	if err := s.compactContext(ctx, session.CompactThreshold, "", split); err != nil {
-		s.room.mu.Lock()
-		s.room.failedTurn = turn
-		s.room.mu.Unlock()
+		s.room.failed(turn)
 		return false
 	}
 	return true
@@ -283,7 +296,7 @@ func (s *conversation) summarise(ctx context.Context, p model.Provider, req *mod
 // when there was one, so the editor's meter and bill follow.
 func (s *conversation) reportContext(ctx context.Context, u *model.Usage) {
 	ev := s.meter.event(u)
-	ev.Used = s.estimate(s.fullRequest(ctx))
+	ev.Used = s.room.estimate(s.fullRequest(ctx))
 	ev.InputTokens, ev.OutputTokens, ev.Estimated = 0, 0, true
 	s.emit(ctx, session.New(ev))
 }

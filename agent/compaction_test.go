@@ -440,8 +440,8 @@ func TestWindowFromRefusal(t *testing.T) {
 		{"Maximum context length is 8192", 8192},
 	}
 	for _, tt := range tests {
-		s.learnWindow(&model.Error{Kind: model.ErrContextWindow, Status: 400, Msg: tt.msg})
-		if got := s.policy().Window; got != tt.want {
+		s.room.learn(&model.Error{Kind: model.ErrContextWindow, Status: 400, Msg: tt.msg})
+		if got := s.room.policy().Window; got != tt.want {
 			t.Errorf("after %q: window %d, want %d", tt.msg, got, tt.want)
 		}
 	}

@@ -53,9 +53,9 @@ type conversation struct {
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
 
-	announced *announcer // the command catalog, before the first turn (commands.go)
-	mcp   *mcpServers   // the editor's MCP servers (mcp.go)
-	room  roomState     // what the endpoint said about room (compaction.go)
+	announced *announcer  // the command catalog, before the first turn (commands.go)
+	mcp       *mcpServers // the editor's MCP servers (mcp.go)
+	room      *room       // when the context needs room (compaction.go)
 }
 
 // newSession builds a session over lg; replay says whether its translator
@@ -83,6 +83,11 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		return s.st.ctl
 	}}
 	s.announced = &announcer{emit: s.emit}
+	s.room = &room{ctl: s.ctl, threshold: a.o.CompactThreshold, folded: func() (ctxSize, int, int) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.st.ctx, len(s.st.history), s.st.inTurn
+	}}
 	s.meter = &meter{ctl: s.ctl, emit: s.emit, window: func() int {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -285,8 +290,8 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 		if err != nil && ctx.Err() == nil && isContextWindow(err) && msg.Content == "" && len(msg.ToolCalls) == 0 {
 			// The endpoint counts differently from our estimate: make room
 			// once and ask again.
-			s.learnWindow(err)
-			req, pol := s.fullRequest(ctx), s.policy()
+			s.room.learn(err)
+			req, pol := s.fullRequest(ctx), s.room.policy()
 			split := compact.Split(req.Messages[1:], pol.Keep())
 			if worthCompacting(req, split, pol) && s.compactContext(ctx, session.CompactOverflow, "", split) == nil {
 				msg, finish, err = s.stream(ctx)

@@ -240,7 +240,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	ctl := s.ctl.state()
 	ctl.Initial = true
 	s.emit(ctx, session.New(ctl))
-	s.setClientPrompt(sp)
+	s.prompts.setClient(sp)
 	a.mu.Lock()
 	if a.shutdown {
 		a.mu.Unlock()

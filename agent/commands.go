@@ -132,7 +132,7 @@ func commandList() string {
 }
 
 func cmdHelp(s *conversation, ctx context.Context, _ string) acp.StopReason {
-	_, ins := s.fixedPrompt(ctx)
+	_, ins := s.prompts.fixed(ctx)
 	s.notice(ctx, commandList()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }
@@ -233,7 +233,7 @@ func cmdTools(s *conversation, ctx context.Context, _ string) acp.StopReason {
 			b.WriteString(" (read-only)")
 		}
 	}
-	_, ins := s.fixedPrompt(ctx)
+	_, ins := s.prompts.fixed(ctx)
 	s.notice(ctx, b.String()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }

@@ -29,13 +29,12 @@ const linkedFileMax = 256 << 10
 //     when any configured model does, so a session may be on a text-only
 //     one: its images are left out (named in the text) and counted in
 //     dropped, for a notice; the text still goes.
-func (s *conversation) promptContent(blocks []acp.ContentBlock) (text string, images []int, dropped int, err error) {
+//
+// m is the session's model (nil: none).
+func promptContent(m *ModelChoice, blocks []acp.ContentBlock) (text string, images []int, dropped int, err error) {
 	var b strings.Builder
 	// images: indexes of the blocks whose image goes with the text
-	acceptsImages := false
-	if m := s.ctl.model(); m != nil {
-		acceptsImages = m.Images
-	}
+	acceptsImages := m != nil && m.Images
 	for i, blk := range blocks {
 		switch blk.Type {
 		case "text":
@@ -55,7 +54,7 @@ func (s *conversation) promptContent(blocks []acp.ContentBlock) (text string, im
 			}
 		case "image":
 			if !acceptsImages {
-				fmt.Fprintf(&b, "\n[image %d left out: the model %s does not read images]\n", dropped+1, s.modelName())
+				fmt.Fprintf(&b, "\n[image %d left out: the model %s does not read images]\n", dropped+1, modelID(m))
 				dropped++
 				continue
 			}
@@ -71,16 +70,16 @@ func (s *conversation) promptContent(blocks []acp.ContentBlock) (text string, im
 }
 
 // droppedImagesNotice tells the user the model did not get their images.
-func (s *conversation) droppedImagesNotice(n int) string {
+func droppedImagesNotice(m *ModelChoice, n int) string {
 	what := "the image was"
 	if n > 1 {
 		what = fmt.Sprintf("%d images were", n)
 	}
-	return fmt.Sprintf("The model %s does not read images, so %s left out; it got the text. Choose a model that reads images with /model.", s.modelName(), what)
+	return fmt.Sprintf("The model %s does not read images, so %s left out; it got the text. Choose a model that reads images with /model.", modelID(m), what)
 }
 
-func (s *conversation) modelName() string {
-	if m := s.ctl.model(); m != nil {
+func modelID(m *ModelChoice) string {
+	if m != nil {
 		return m.ID
 	}
 	return "(none)"

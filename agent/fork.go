@@ -58,7 +58,7 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
-	s.setClientPrompt(sp)
+	s.prompts.setClient(sp)
 	s.mcp.start(ctx, req.McpServers)
 	a.log.Info("session forked", "session", s.id, "from", req.SessionID, "events", len(evs))
 	s.announced.afterReply(ctx)

@@ -78,7 +78,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	s.setClientPrompt(sp)
+	s.prompts.setClient(sp)
 	a.log.Info("session loaded", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
 	modes, opts := s.ctl.Controls()
 	return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
@@ -109,7 +109,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 		return nil, err
 	}
 	if live != nil {
-		live.setClientPrompt(sp)
+		live.prompts.setClient(sp)
 		modes, opts := live.ctl.Controls()
 		return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
@@ -117,7 +117,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest
 	if err != nil {
 		return nil, err
 	}
-	s.setClientPrompt(sp)
+	s.prompts.setClient(sp)
 	a.log.Info("session resumed", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
 	modes, opts := s.ctl.Controls()
 	return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil

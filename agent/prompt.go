@@ -7,22 +7,34 @@ import (
 	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
 
-// fixedPrompt returns the fixed part of the session's system prompt (base
+// prompts is the session's system prompt: the fixed part, taken from the
+// workspace once and logged; the client's prompt (sysprompt.go); and the
+// mode lines, composed last. It changes when what the model is told about
+// the session changes.
+type prompts struct {
+	a     *Agent
+	id    string
+	roots []string // roots[0] is the cwd
+	emit  func(ctx context.Context, ev session.Event)
+	// folded reads the folded state's fixed prompt (nil until taken) and
+	// client prompt.
+	folded func() (*session.SystemPrompt, *session.ClientPrompt)
+	// modes are the lines of the current mode and tools mode.
+	modes func() []string
+}
+
+// fixed returns the fixed part of the session's system prompt (base
 // text, AGENTS.md files, environment) and the instruction files in it. It
 // is taken once, the first time something needs it (the first model
 // request, /help, /tools) rather than at session/new, since editors open
 // many sessions that are never prompted and git is not free; then it is
 // logged, so it never changes for the session, not even across a reload:
 // the endpoint's prefix cache keeps hitting and the model sees one session.
-func (s *conversation) fixedPrompt(ctx context.Context) (string, []sysprompt.FileInfo) {
-	s.mu.Lock()
-	sp := s.st.system
-	s.mu.Unlock()
+func (p *prompts) fixed(ctx context.Context) (string, []sysprompt.FileInfo) {
+	sp, _ := p.folded()
 	if sp == nil {
-		s.emit(ctx, session.New(s.takePrompt(ctx)))
-		s.mu.Lock()
-		sp = s.st.system
-		s.mu.Unlock()
+		p.emit(ctx, session.New(p.take(ctx)))
+		sp, _ = p.folded()
 	}
 	files := make([]sysprompt.FileInfo, 0, len(sp.Instructions))
 	for _, f := range sp.Instructions {
@@ -31,17 +43,17 @@ func (s *conversation) fixedPrompt(ctx context.Context) (string, []sysprompt.Fil
 	return sp.Text, files
 }
 
-// takePrompt looks at the workspace and composes the fixed prompt.
-func (s *conversation) takePrompt(ctx context.Context) session.SystemPrompt {
-	env := sysprompt.Detect(context.WithoutCancel(ctx), s.roots, sysprompt.DetectOptions{Now: s.a.o.Now()})
+// take looks at the workspace and composes the fixed prompt.
+func (p *prompts) take(ctx context.Context) session.SystemPrompt {
+	env := sysprompt.Detect(context.WithoutCancel(ctx), p.roots, sysprompt.DetectOptions{Now: p.a.o.Now()})
 	repo := ""
 	if env.Git != nil {
 		repo = env.Git.Root
 	}
-	ins, errs := sysprompt.LoadInstructions(sysprompt.InstructionOptions{Workspace: s.cwd, RepoRoot: repo,
-		UserDir: s.a.userInstructionsDir(), MaxBytes: s.a.o.MaxInstructionBytes})
+	ins, errs := sysprompt.LoadInstructions(sysprompt.InstructionOptions{Workspace: p.roots[0], RepoRoot: repo,
+		UserDir: p.a.userInstructionsDir(), MaxBytes: p.a.o.MaxInstructionBytes})
 	for _, err := range errs {
-		s.a.log.Warn("instructions file left out", "session", s.id, "err", err)
+		p.a.log.Warn("instructions file left out", "session", p.id, "err", err)
 	}
 	sp := session.SystemPrompt{Text: sysprompt.Fixed(sysprompt.Parts{Instructions: ins, Env: env}), Env: env.Render()}
 	for _, in := range ins {
@@ -61,18 +73,16 @@ func (a *Agent) userInstructionsDir() string {
 	return a.o.UserInstructionsDir
 }
 
-// systemPrompt is the system message: the fixed part, the client's prompt
-// when it sent one (sysprompt.go), then the lines of the current mode and
-// tools mode (they change only when the user changes a mode, the one break
-// of the prompt cache besides compaction).
-func (s *conversation) systemPrompt(ctx context.Context) string {
-	fixed, _ := s.fixedPrompt(ctx)
-	s.mu.Lock()
+// system is the system message: the fixed part, the client's prompt when
+// it sent one (sysprompt.go), then the lines of the current mode and tools
+// mode (they change only when the user changes a mode, the one break of
+// the prompt cache besides compaction).
+func (p *prompts) system(ctx context.Context) string {
+	fixed, _ := p.fixed(ctx)
+	sp, client := p.folded()
 	env := ""
-	if s.st.system != nil {
-		env = s.st.system.Env
+	if sp != nil {
+		env = sp.Env
 	}
-	client := s.st.client
-	s.mu.Unlock()
-	return ComposeSystemPrompt(fixed, env, client, s.ctl.modePrompt(), s.code.prompt())
+	return ComposeSystemPrompt(fixed, env, client, p.modes()...)
 }

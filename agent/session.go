@@ -37,6 +37,7 @@ type conversation struct {
 	code      *codeMode    // tools mode and run_code (codemode.go)
 	ctl       *controls    // mode, model, tools mode, effort (modes.go)
 	meter     *meter       // usage and cost reporting (usage.go)
+	prompts   *prompts     // the system prompt (prompt.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -83,6 +84,13 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		return s.st.ctl
 	}}
 	s.announced = &announcer{emit: s.emit}
+	s.prompts = &prompts{a: a, id: id, roots: roots, emit: s.emit,
+		folded: func() (*session.SystemPrompt, *session.ClientPrompt) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.st.system, s.st.client
+		},
+		modes: func() []string { return []string{s.ctl.modePrompt(), s.code.prompt()} }}
 	s.room = &room{ctl: s.ctl, threshold: a.o.CompactThreshold, folded: func() (ctxSize, int, int) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -221,7 +229,8 @@ func (s *conversation) stopTurn(cause error) {
 // prompt runs one turn to its stop reason, and says what tokens it took
 // (nil when the endpoint reported none).
 func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, *acp.Usage, error) {
-	text, images, dropped, err := s.promptContent(blocks)
+	m := s.ctl.model()
+	text, images, dropped, err := promptContent(m, blocks)
 	if err != nil {
 		return "", nil, err
 	}
@@ -254,7 +263,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images}))
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
 	if dropped > 0 {
-		s.notice(ctx, s.droppedImagesNotice(dropped))
+		s.notice(ctx, droppedImagesNotice(m, dropped))
 	}
 	reason, failure := s.turn(tctx, text) // commands.go: slash commands, else run
 	if tctx.Err() != nil {
@@ -430,7 +439,7 @@ func (s *conversation) markRunning(_ *registry.Def, next pipeline.Next) pipeline
 
 // request is the next model request's messages, tools aside.
 func (s *conversation) request(ctx context.Context) *model.Request {
-	sys := s.systemPrompt(ctx) // takes s.mu itself
+	sys := s.prompts.system(ctx) // takes s.mu itself
 	effort := s.ctl.reasoningEffort()
 	s.mu.Lock()
 	defer s.mu.Unlock()

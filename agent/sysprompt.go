@@ -54,18 +54,15 @@ func ComposeSystemPrompt(fixed, env string, client *session.ClientPrompt, tail .
 	return sysprompt.Join(append([]string{fixed, client.Text}, tail...)...)
 }
 
-// setClientPrompt makes p the session's client prompt and logs it, so a
-// load or fork of the session gives the model the same instructions. A
-// request without one leaves the session's as it was.
-func (s *conversation) setClientPrompt(p *session.ClientPrompt) {
-	if p == nil {
+// setClient makes cp the session's client prompt and logs it, so a load
+// or fork of the session gives the model the same instructions. A request
+// without one leaves the session's as it was.
+func (p *prompts) setClient(cp *session.ClientPrompt) {
+	if cp == nil {
 		return
 	}
-	s.mu.Lock()
-	same := s.st.client != nil && *s.st.client == *p
-	s.mu.Unlock()
-	if same {
+	if _, cur := p.folded(); cur != nil && *cur == *cp {
 		return // the log has it already
 	}
-	s.emit(context.Background(), session.New(*p)) // apply makes it the session's
+	p.emit(context.Background(), session.New(*cp)) // apply makes it the session's
 }

@@ -341,7 +341,9 @@ func (r *Registry) Schemas(s *Scope) []Schema {
 		if err != nil {
 			// Offered without its schema the model would call it blind;
 			// its calls fail with INVALID_SCHEMA (Validate).
-			d.logger().Error("tool not offered: its parameters schema failed", "tool", d.Name, "err", err)
+			if !d.broken.Swap(true) { // once, not at every model request
+				d.logger().Error("tool not offered: its parameters schema failed", "tool", d.Name, "err", err)
+			}
 			continue
 		}
 		out = append(out, Schema{Name: d.Name, Description: d.Description,

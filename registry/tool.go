@@ -113,6 +113,7 @@ type Def struct {
 	params func() (json.RawMessage, error)
 	output func() (outSpec, error)
 	schema func() (*jsonschema.Schema, error) // compiled on first use; nil: not validated here (RawSchema)
+	broken atomic.Bool                        // Schemas has logged that params failed
 	// log receives contained presenter panics: the Logger of the registry
 	// the tool was first registered with; none, discarded.
 	log atomic.Pointer[slog.Logger]

@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		// otherwise pile up in the temp dir run after run.
 		os.RemoveAll(filepath.Dir(buildPath))
 	}
+	if startupDir != "" {
+		os.RemoveAll(startupDir)
+	}
 	os.Exit(code)
 }
 

@@ -15,8 +15,8 @@ import (
 	"time"
 )
 
-// The startup benchmarks build two binaries: acp-bridge, and a minimal Go
-// program that reads one line and answers a canned initialize response.
+// The startup benchmarks build three binaries: acp-bridge (a development
+// build and a release build), and a minimal Go program that reads one line and answers a canned initialize response.
 // Comparing the two in one run gives the cost of our startup over Go's own.
 var buildStartupBins = sync.OnceValues(func() (map[string]string, error) {
 	dir, err := os.MkdirTemp("", "acp-bridge-startup-")
@@ -54,8 +54,20 @@ func main() {
 	if out, err := exec.Command("go", "build", "-o", bins["acp-bridge"], ".").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%v: %s", err, out)
 	}
+	// What users install: built as internal/release builds the archives
+	// (static, stripped), which loads faster than a development build.
+	bins["release"] = filepath.Join(dir, "acp-bridge-release")
+	rel := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bins["release"], ".")
+	rel.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := rel.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, out)
+	}
+	startupDir = dir
 	return bins, nil
 })
+
+// startupDir holds the startup benchmarks' binaries; TestMain removes it.
+var startupDir string
 
 // startAndInitialize starts bin, sends initialize, and waits for the answer.
 // With newSession it also creates a session and returns the process's
@@ -104,9 +116,9 @@ func readStatus(pid int, field string) int {
 }
 
 // BenchmarkColdStartToInitialize: process start to the initialize answer,
-// for a minimal Go program and acp-bridge, taken in turn in every
-// iteration so both see the same machine; it reports each one's median
-// and the difference. ACP_BRIDGE_STARTUP_COMPARE names another build
+// for a minimal Go program, acp-bridge as `go build` makes it, and
+// acp-bridge as released, taken in turn in every iteration so all see the
+// same machine; it reports each one's median and the difference. ACP_BRIDGE_STARTUP_COMPARE names another build
 // (say, of main) to time in the same turns.
 //
 //	go test ./cmd/acp-bridge -run '^$' -bench ColdStart -benchtime 40x
@@ -115,7 +127,7 @@ func BenchmarkColdStartToInitialize(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	names := []string{"minimal", "acp-bridge"}
+	names := []string{"minimal", "acp-bridge", "release"}
 	if other := os.Getenv("ACP_BRIDGE_STARTUP_COMPARE"); other != "" {
 		bins["compare"] = other
 		names = append(names, "compare")

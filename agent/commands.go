@@ -19,7 +19,7 @@ import (
 // reason of the turn it ran in.
 type command struct {
 	session.Command
-	run func(s *conversation, ctx context.Context, arg string) acp.StopReason
+	run func(ctx context.Context, s *conversation, arg string) acp.StopReason
 }
 
 // commands is the catalog, in the order /help lists it.
@@ -52,6 +52,9 @@ func commandCatalog() session.Commands {
 // before anything of a turn (a fixed order for editors and transcripts).
 type announcer struct {
 	emit func(ctx context.Context, ev session.Event)
+	// after runs f once the response to the request in ctx is on the
+	// wire (acp.AfterReply; tests hold it).
+	after func(ctx context.Context, f func())
 
 	mu    sync.Mutex
 	ready chan struct{} // closed once announced; nil: nothing to wait for
@@ -64,7 +67,7 @@ func (n *announcer) afterReply(ctx context.Context) {
 	n.mu.Lock()
 	n.ready = ready
 	n.mu.Unlock()
-	acp.AfterReply(ctx, func() {
+	n.after(ctx, func() {
 		defer close(ready)
 		n.emit(ctx, session.New(commandCatalog()))
 	})
@@ -103,7 +106,7 @@ func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *
 	if name, arg, ok := parseCommand(text); ok {
 		for _, c := range commands {
 			if c.Name == name {
-				return c.run(s, ctx, arg), nil
+				return c.run(ctx, s, arg), nil
 			}
 		}
 		s.notice(ctx, fmt.Sprintf("Unknown command `/%s`. %s", name, commandList()))
@@ -131,13 +134,13 @@ func commandList() string {
 	return b.String()
 }
 
-func cmdHelp(s *conversation, ctx context.Context, _ string) acp.StopReason {
+func cmdHelp(ctx context.Context, s *conversation, _ string) acp.StopReason {
 	_, ins := s.prompts.fixed(ctx)
 	s.notice(ctx, commandList()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }
 
-func cmdClear(s *conversation, ctx context.Context, _ string) acp.StopReason {
+func cmdClear(ctx context.Context, s *conversation, _ string) acp.StopReason {
 	n := len(s.history())
 	s.emit(ctx, session.New(session.ContextReset{Reason: "clear"}))
 	s.meter.record(ctx, &model.Usage{})
@@ -147,7 +150,7 @@ func cmdClear(s *conversation, ctx context.Context, _ string) acp.StopReason {
 
 // cmdCompact replaces the whole context with a summary the model writes,
 // reported like an automatic compaction (compaction.go).
-func cmdCompact(s *conversation, ctx context.Context, arg string) acp.StopReason {
+func cmdCompact(ctx context.Context, s *conversation, arg string) acp.StopReason {
 	if s.ctl.provider() == nil {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn
@@ -163,7 +166,7 @@ func cmdCompact(s *conversation, ctx context.Context, arg string) acp.StopReason
 	return acp.StopEndTurn
 }
 
-func cmdMode(s *conversation, ctx context.Context, arg string) acp.StopReason {
+func cmdMode(ctx context.Context, s *conversation, arg string) acp.StopReason {
 	if arg == "" {
 		cur := s.ctl.mode()
 		var b strings.Builder
@@ -187,7 +190,7 @@ func cmdMode(s *conversation, ctx context.Context, arg string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-func cmdModel(s *conversation, ctx context.Context, arg string) acp.StopReason {
+func cmdModel(ctx context.Context, s *conversation, arg string) acp.StopReason {
 	ms := s.a.models()
 	if len(ms) == 0 {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
@@ -219,7 +222,7 @@ func cmdModel(s *conversation, ctx context.Context, arg string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-func cmdTools(s *conversation, ctx context.Context, _ string) acp.StopReason {
+func cmdTools(ctx context.Context, s *conversation, _ string) acp.StopReason {
 	defs := s.scope.Visible()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools visible to the model", len(defs))

@@ -20,7 +20,7 @@ import (
 // written. The model is not involved: the starter comes from the files
 // (sysprompt.Starter), and the call is not part of the model's context.
 // The new file takes effect in the next session (this one's prompt is fixed).
-func cmdInit(s *conversation, ctx context.Context, _ string) acp.StopReason {
+func cmdInit(ctx context.Context, s *conversation, _ string) acp.StopReason {
 	path := filepath.Join(s.cwd, sysprompt.InstructionsFile)
 	if _, err := os.Stat(path); err == nil {
 		s.notice(ctx, fmt.Sprintf("`%s` already exists; edit it, or remove it and run `/init` again.", path))

@@ -83,7 +83,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		defer s.mu.Unlock()
 		return s.st.ctl
 	}}
-	s.announced = &announcer{emit: s.emit}
+	s.announced = &announcer{emit: s.emit, after: acp.AfterReply}
 	s.prompts = &prompts{a: a, id: id, roots: roots, emit: s.emit,
 		folded: func() (*session.SystemPrompt, *session.ClientPrompt) {
 			s.mu.Lock()

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -129,6 +130,12 @@ func newSuite(cfg Config) (*suite, error) {
 	return s, nil
 }
 
+// workspaceFiles is the scratch project's files. A Go file is stored as
+// NAME.go.sample, so it is not part of this package.
+//
+//go:embed workspace
+var workspaceFiles embed.FS
+
 // NewWorkspace makes a scratch project for the agent to look at.
 func NewWorkspace() (string, error) {
 	dir, err := os.MkdirTemp("", "acp-conform-")
@@ -140,12 +147,12 @@ func NewWorkspace() (string, error) {
 	if d, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = d
 	}
-	files := map[string]string{
-		"README.md": "# Sample project\n\nA scratch workspace made by the ACP conformance suite.\n",
-		"main.go":   "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n",
-	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+	for name, stored := range map[string]string{"README.md": "README.md", "main.go": "main.go.sample"} {
+		body, err := workspaceFiles.ReadFile("workspace/" + stored)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
 			return "", err
 		}
 	}

@@ -241,19 +241,31 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	ctl.Initial = true
 	s.emit(ctx, session.New(ctl))
 	s.prompts.setClient(sp)
-	a.mu.Lock()
-	if a.shutdown {
-		a.mu.Unlock()
+	if err := a.admit(s); err != nil {
 		s.close(registry.ErrShutdown)
-		return nil, acp.Errorf(acp.CodeInternalError, "internal error: the agent is shutting down")
+		return nil, err
 	}
-	a.sessions[s.id] = s
-	a.mu.Unlock()
 	s.mcp.start(ctx, req.McpServers) // bounded; see MCPStartTimeout
 	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "mcpServers", len(req.McpServers))
 	s.announced.afterReply(ctx)
 	modes, opts := s.ctl.Controls()
 	return &acp.NewSessionResponse{SessionID: s.id, Modes: modes, ConfigOptions: opts}, nil
+}
+
+// admit makes s one of the connection's live sessions: new, fork and load
+// end with it. It fails when the agent is shutting down, or when a session
+// of that id became live meanwhile (a load racing another).
+func (a *Agent) admit(s *conversation) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.shutdown:
+		return acp.Errorf(acp.CodeInternalError, "internal error: the agent is shutting down")
+	case a.sessions[s.id] != nil:
+		return acp.InvalidParams("invalid params: session %s became live while it was loading", s.id)
+	}
+	a.sessions[s.id] = s
+	return nil
 }
 
 func (a *Agent) session(id string) (*conversation, error) {

@@ -50,14 +50,10 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 		s.fold(s.log.Append(ev))
 	}
 	s.emitMu.Unlock()
-	a.mu.Lock()
-	if a.shutdown {
-		a.mu.Unlock()
+	if err := a.admit(s); err != nil {
 		s.close(registry.ErrShutdown)
-		return nil, acp.Errorf(acp.CodeInternalError, "internal error: the agent is shutting down")
+		return nil, err
 	}
-	a.sessions[s.id] = s
-	a.mu.Unlock()
 	s.prompts.setClient(sp)
 	s.mcp.start(ctx, req.McpServers)
 	a.log.Info("session forked", "session", s.id, "from", req.SessionID, "events", len(evs))

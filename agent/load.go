@@ -195,17 +195,9 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	}
 	s.tr.EndReplay()
 
-	a.mu.Lock()
-	switch {
-	case a.shutdown:
-		a.mu.Unlock()
-		return nil, acp.Errorf(acp.CodeInternalError, "internal error: the agent is shutting down")
-	case a.sessions[id] != nil:
-		a.mu.Unlock()
-		return nil, acp.InvalidParams("invalid params: session %s became live while it was loading", id)
+	if err := a.admit(s); err != nil {
+		return nil, err // the deferred close frees the log
 	}
-	a.sessions[id] = s
-	a.mu.Unlock()
 	// Like session/new: the command catalog once the response is out (the
 	// first prompt waits for it), and the editor's MCP servers.
 	s.announced.afterReply(ctx)

@@ -108,33 +108,26 @@ func (in *Input) Err() error {
 // arguments that fail the schema, or a presenter that panicked: the
 // mapping falls back to a generic card). Presenters validate softly: a
 // model's bad call or an old log gives no view, never an error.
-func (in *Input) PresentCall() (v View) {
+func (in *Input) PresentCall() View {
 	if in == nil || in.def.presentCall == nil {
 		return nil
 	}
-	d := in.def
-	defer func() {
-		if r := recover(); r != nil {
-			d.logger().Warn("presentCall panicked", "tool", d.Name, "panic", r)
-			v = nil
-		}
-	}()
-	x, err := in.value()
-	if err != nil {
-		return nil
-	}
-	return d.presentCall(x)
+	return in.present("presentCall", in.def.presentCall)
 }
 
 // PresentResult returns the tool's view of a result, or nil (see PresentCall).
-func (in *Input) PresentResult(r Result) (v View) {
+func (in *Input) PresentResult(r Result) View {
 	if in == nil || in.def.presentResult == nil {
 		return nil
 	}
-	d := in.def
+	return in.present("presentResult", func(x any) View { return in.def.presentResult(x, r) })
+}
+
+// present runs a presenter on the decoded input, containing its panic.
+func (in *Input) present(name string, f func(x any) View) (v View) {
 	defer func() {
-		if rec := recover(); rec != nil {
-			d.logger().Warn("presentResult panicked", "tool", d.Name, "panic", rec)
+		if r := recover(); r != nil {
+			in.def.logger().Warn(name+" panicked", "tool", in.def.Name, "panic", r)
 			v = nil
 		}
 	}()
@@ -142,7 +135,7 @@ func (in *Input) PresentResult(r Result) (v View) {
 	if err != nil {
 		return nil
 	}
-	return d.presentResult(x, r)
+	return f(x)
 }
 
 // ConcurrencySafe reports whether the call may overlap others. Anything

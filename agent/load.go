@@ -268,29 +268,22 @@ func hiddenOnReplay(evs []session.Event, tools mapping.Tools) map[int]bool {
 		void[i] = true
 	}
 	turnFrom := -1
-	var completed []session.ToolCall // of the turn, by successful result
+	var succeeded []string // call ids of the turn's successful results
 	for i, ev := range evs {
 		switch p := ev.Payload.(type) {
 		case session.TurnStart:
-			turnFrom, completed = i, completed[:0]
+			turnFrom, succeeded = i, succeeded[:0]
 			if i > 0 {
 				if _, ok := evs[i-1].Payload.(session.UserMessage); ok {
 					turnFrom = i - 1
 				}
 			}
 		case session.ToolResult:
-			if turnFrom >= 0 && !p.Result.IsError {
-				if j := slices.IndexFunc(evs[turnFrom:i], func(ev session.Event) bool {
-					c, ok := ev.Payload.(session.ToolCall)
-					return ok && c.CallID == p.CallID
-				}); j >= 0 {
-					completed = append(completed, evs[turnFrom+j].Payload.(session.ToolCall))
-				}
+			if !p.Result.IsError {
+				succeeded = append(succeeded, p.CallID)
 			}
 		case session.TurnEnd:
-			// Only a card the editor showed as completed keeps the turn.
-			if p.StopReason == string(acp.StopRefusal) && turnFrom >= 0 &&
-				!slices.ContainsFunc(completed, func(c session.ToolCall) bool { return mapping.Carded(tools, c) }) {
+			if p.StopReason == string(acp.StopRefusal) && turnFrom >= 0 && !keptTurn(evs[turnFrom:i], succeeded, tools) {
 				for j := turnFrom; j <= i; j++ {
 					if transcript(evs[j].Payload) {
 						hide(j)
@@ -311,6 +304,18 @@ func hiddenOnReplay(evs []session.Event, tools mapping.Tools) map[int]bool {
 		}
 	}
 	return void
+}
+
+// keptTurn reports whether a refused turn stays in the editor's thread:
+// when one of its calls that succeeded had a card, which the editor showed
+// as completed.
+func keptTurn(turn []session.Event, succeeded []string, tools mapping.Tools) bool {
+	for _, ev := range turn {
+		if c, ok := ev.Payload.(session.ToolCall); ok && slices.Contains(succeeded, c.CallID) && mapping.Carded(tools, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // transcript reports whether an event is part of what the thread shows of

@@ -220,8 +220,8 @@ func searchOnce(b *testing.B, bin, dir, script, root string) searchRun {
 			Error  json.RawMessage `json:"error"`
 			Params struct {
 				Update struct {
-					SessionUpdate string `json:"sessionUpdate"`
-					Status        string `json:"status"`
+					SessionUpdate string          `json:"sessionUpdate"`
+					Status        string          `json:"status"`
 					Content       json.RawMessage `json:"content"`
 				} `json:"update"`
 			} `json:"params"`

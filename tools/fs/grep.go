@@ -233,14 +233,14 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 		}
 		_ = walkFiles(ctx, root, opt, func(e *walkEntry) error {
 			abs := e.abs
-			if d := e.d; d.Type()&iofs.ModeSymlink != 0 {
+			if e.typ&iofs.ModeSymlink != 0 {
 				// Followed only to a regular file inside the roots: a link
 				// out of the workspace is not read.
 				st, err := os.Stat(abs)
 				if err != nil || !st.Mode().IsRegular() || !inRoots(c, abs) {
 					return nil
 				}
-			} else if !d.Type().IsRegular() {
+			} else if !e.typ.IsRegular() {
 				return nil
 			}
 			select {

@@ -373,6 +373,21 @@ func TestLiterals(t *testing.T) {
 	}
 }
 
+// The scan looks for the byte whose cases together are rarest: a folded
+// literal is not anchored on a space because a space has one case.
+func TestLiteralAnchors(t *testing.T) {
+	for pattern, want := range map[string]string{
+		"(?i)connection refused": "Uu", // u+U are rarer than f+F, c+C; a space is commoner than any
+		"NEEDLE_":                "L",
+		`\w+Handler\(ctx`:        "H",
+		"TODO|FIXME":             "DX",
+	} {
+		if got := string(literals(pattern).anchors); got != want {
+			t.Errorf("anchors of %q = %q, want %q", pattern, got, want)
+		}
+	}
+}
+
 func TestMatchName(t *testing.T) {
 	for _, pat := range []string{"main.go", "*.go", "*", "*.", "a*b", "?.go", "[ab].go", `\*.go`, "*[", "", "*.g*"} {
 		for _, name := range []string{"main.go", "a.go", ".go", "x.go.bak", "*.go", "ab", "a.", "", "b.go", "[.go"} {

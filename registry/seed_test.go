@@ -240,10 +240,10 @@ func TestInvalidArgumentsAreExclusive(t *testing.T) {
 		safe bool
 	}{
 		{`{"text":"a"}`, true},
-		{`{}`, false},                          // missing required text
-		{`{"text":"a","times":"x"}`, false},    // wrong type, which decode alone also catches
-		{`{"text":"a","undeclared":1}`, true},  // extra keys are allowed, as the seed takes them
-		{`{"text":"a","times":1.5}`, false},    // ditto: not an integer
+		{`{}`, false},                         // missing required text
+		{`{"text":"a","times":"x"}`, false},   // wrong type, which decode alone also catches
+		{`{"text":"a","undeclared":1}`, true}, // extra keys are allowed, as the seed takes them
+		{`{"text":"a","times":1.5}`, false},   // ditto: not an integer
 		{`not json`, false},
 	}
 	for _, tt := range tests {

@@ -116,6 +116,27 @@ const scenarios = {
       await call(ctx, "load", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
     });
   },
+
+  // $/cancel_request on a running prompt, then on a load as it starts.
+  async cancelRequest() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      const sid = s.sessionId;
+      const ac = new AbortController();
+      const prompt = call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) }, { cancellationSignal: ac.signal });
+      await control("wait", "first-request");
+      ac.abort();
+      await prompt;
+      await call(ctx, "again", "session/prompt", { sessionId: sid, prompt: text("again after cancel") });
+      const al = new AbortController();
+      const load = call(ctx, "load", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] }, { cancellationSignal: al.signal });
+      al.abort();
+      await load;
+      mark("reload", sid);
+      await call(ctx, "reload", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
+    });
+  },
 };
 
 try {

@@ -79,7 +79,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 			return s.tr.PermissionToolCall(callID)
 		}}
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
-	s.ctl = &controls{a: a, emit: s.emit, read: func() ctlState {
+	s.ctl = &controls{a: a, emit: s.emit, booleans: caps.BooleanConfigOptions(), read: func() ctlState {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.st.ctl
@@ -125,7 +125,8 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 // mappingOptions is how this session's events render for its client.
 func (s *conversation) mappingOptions(replay bool) mapping.Options {
 	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Compaction: s.caps.Compaction(), Replay: replay,
-		ZeroBasedLines: s.zeroLines, TerminalOutputDelta: s.caps.TerminalOutputDelta(), Notices: s.caps.Notices()}
+		ZeroBasedLines: s.zeroLines, TerminalOutputDelta: s.caps.TerminalOutputDelta(), Notices: s.caps.Notices(),
+		BooleanOptions: s.caps.BooleanConfigOptions()}
 }
 
 // emit appends an event, applies it and sends its updates: the one live

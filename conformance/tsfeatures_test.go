@@ -428,3 +428,68 @@ func TestTypeScriptCancelRequest(t *testing.T) {
 		t.Errorf("no cancelled turn/end in the stored logs %v", logs)
 	}
 }
+
+// TestTypeScriptBooleanOptions: through the real binary, with the official
+// SDK as the client, a client advertising session.configOptions.boolean
+// gets the switches as boolean options, toggles show_thoughts off with
+// session/set_config_option (which answers the full list) and sees no
+// reasoning after; a client that did not ask gets no boolean option in any
+// message (the kit's ACP-CONFIG-003), and sees the reasoning.
+func TestTypeScriptBooleanOptions(t *testing.T) {
+	f := newTSFeatures(t)
+	model := &featureModel{t: t, answer: func(*featureModel, *http.Request, map[string]any) string {
+		return sseChunk(`{"role":"assistant","reasoning_content":"Thinking it over."}`, "") + sseText("Answered.")
+	}}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	caps := map[string]any{"session": map[string]any{"configOptions": map[string]any{"boolean": map[string]any{}}}}
+	in := f.run(srv, "", map[string]any{"name": "booleans", "toggle": true, "prompt": "think (booleans)", "clientCapabilities": caps}, modelArgs(srv), "MOCK_KEY=sk-ts")
+	out := f.run(srv, "", map[string]any{"name": "booleans", "prompt": "think (no booleans)"}, modelArgs(srv), "MOCK_KEY=sk-ts")
+
+	booleans := func(opts any) map[string]any {
+		got := map[string]any{}
+		list, _ := opts.([]any)
+		for _, o := range list {
+			m := o.(map[string]any)
+			if m["type"] == "boolean" {
+				got[fmt.Sprint(m["id"])] = m["currentValue"]
+			}
+		}
+		return got
+	}
+	if got := booleans(in.Responses["new"]["configOptions"]); fmt.Sprint(got) != "map[auto_compact:true show_thoughts:true]" {
+		t.Errorf("opt-in: session/new boolean options %v", got)
+	}
+	set := in.Responses["set"]
+	if got := booleans(set["configOptions"]); fmt.Sprint(got) != "map[auto_compact:true show_thoughts:false]" {
+		t.Errorf("opt-in: set_config_option answered %v (error %v)", set, in.Errors["set"])
+	}
+	if n, m := len(set["configOptions"].([]any)), len(in.Responses["new"]["configOptions"].([]any)); n != m {
+		t.Errorf("opt-in: set_config_option answered %d options, session/new had %d: want the full list", n, m)
+	}
+	thoughts := func(s *tsOut) int {
+		n := 0
+		for _, us := range s.Sessions {
+			for _, u := range us {
+				if u["sessionUpdate"] == "agent_thought_chunk" {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if n := thoughts(in); n != 0 {
+		t.Errorf("opt-in: %d thought chunks with show_thoughts off", n)
+	}
+	if n := thoughts(out); n == 0 {
+		t.Error("opt-out: no thought chunks: the reasoning should show by default")
+	}
+	for _, l := range out.Lines {
+		if l.Dir == "in" && strings.Contains(l.Line, `"type":"boolean"`) {
+			t.Errorf("opt-out: a boolean option went to a client that did not ask: %s", l.Line)
+		}
+	}
+	if got := out.Responses["set"]; got == nil {
+		t.Errorf("opt-out: set_config_option failed: %v", out.Errors["set"])
+	}
+}

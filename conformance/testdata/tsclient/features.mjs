@@ -137,6 +137,22 @@ const scenarios = {
       await call(ctx, "reload", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
     });
   },
+
+  // Boolean config options: listed, toggled, and acted on (show_thoughts
+  // off hides the reasoning), only for a client that takes them.
+  async booleans() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      const sid = s.sessionId;
+      if (scenario.toggle) {
+        await call(ctx, "set", "session/set_config_option", { sessionId: sid, configId: "show_thoughts", type: "boolean", value: false });
+      } else {
+        await call(ctx, "set", "session/set_config_option", { sessionId: sid, configId: "mode", value: "plan" });
+      }
+      await call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) });
+    });
+  },
 };
 
 try {

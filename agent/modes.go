@@ -241,7 +241,9 @@ func (c *controls) setSwitch(ctx context.Context, id string, on bool) error {
 }
 
 // isSwitch reports whether id names an on/off setting.
-func isSwitch(id string) bool { return id == mapping.ConfigAutoCompact || id == mapping.ConfigShowThoughts }
+func isSwitch(id string) bool {
+	return id == mapping.ConfigAutoCompact || id == mapping.ConfigShowThoughts
+}
 
 // offeredModes are the permission modes the picker offers: bypass only
 // when the user opted in (Options.OfferBypass), or while it is the current

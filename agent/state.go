@@ -67,8 +67,8 @@ type ctlState struct {
 	// show_thoughts switches, off (both are on by default).
 	manualCompact bool
 	hideThoughts  bool
-	title         string // "" until the first exchange names the session
-	cost   float64       // cumulative, when the model has prices
+	title         string  // "" until the first exchange names the session
+	cost          float64 // cumulative, when the model has prices
 }
 
 // openCall is a tool call without a result: carded when its tool/call is in

@@ -30,6 +30,7 @@ type conversation struct {
 	// zeroLines: the client reads card lines 0-based (mapping.ZeroBasedLines
 	// of its clientInfo), snapshotted with caps.
 	zeroLines bool
+	editor    clientKind // whose settings a failure's advice names (failure.go)
 	scope     *registry.Scope
 	pipe      *pipeline.Pipeline
 	files     *Files       // tools' file access and read-tracking (files.go)
@@ -107,6 +108,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
 	a.mu.Lock()
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
+	s.editor = editorOf(a.info)
 	a.mu.Unlock()
 	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	s.pipe = pipeline.New(&pipeline.Options{
@@ -209,7 +211,7 @@ func (s *conversation) close(cause error) {
 	s.stopTurn(cause)
 	s.mcp.stop()
 	if err := s.log.Close(); err != nil {
-		s.a.log.Warn("closing the session log failed", "session", s.id, "err", err)
+		s.a.log.Info("closing the session log failed", "session", s.id, "err", err) // the failure the user was told of (record)
 	}
 }
 
@@ -315,8 +317,11 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 			return acp.StopCancelled, nil
 		}
 		if err != nil {
-			s.a.log.Warn("model request failed", "session", s.id, "err", err)
-			return acp.StopEndTurn, promptError(err)
+			// The editor shows the error (the response): a log line at the
+			// default level would be shown again by a client that treats
+			// stderr as errors (acp.el).
+			s.a.log.Info("model request failed", "session", s.id, "err", err)
+			return acp.StopEndTurn, promptError(err, s.editor)
 		}
 		cards := s.commit(msg)
 		if len(msg.ToolCalls) == 0 {

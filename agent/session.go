@@ -32,12 +32,13 @@ type conversation struct {
 	zeroLines bool
 	scope     *registry.Scope
 	pipe      *pipeline.Pipeline
-	files     *Files       // tools' file access and read-tracking (files.go)
-	perm      *permissions // approval requests and "always" answers (permission.go)
-	code      *codeMode    // tools mode and run_code (codemode.go)
-	ctl       *controls    // mode, model, tools mode, effort (modes.go)
-	meter     *meter       // usage and cost reporting (usage.go)
-	prompts   *prompts     // the system prompt (prompt.go)
+	files     *Files        // tools' file access and read-tracking (files.go)
+	perm      *permissions  // approval requests and "always" answers (permission.go)
+	code      *codeMode     // tools mode and run_code (codemode.go)
+	ctl       *controls     // mode, model, tools mode, effort (modes.go)
+	meter     *meter        // usage and cost reporting (usage.go)
+	prompts   *prompts      // the system prompt (prompt.go)
+	calls     *callRecorder // every tool call's events and live output (calls.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -101,6 +102,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		defer s.mu.Unlock()
 		return s.st.ctx.size
 	}}
+	s.calls = newCallRecorder(s.emit)
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
 		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
@@ -401,11 +403,10 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 
 // runTools runs one step's tool calls through the pipeline. Each call is
 // logged (its card appears) before any policy runs on it, and results are
-// logged in model order; consecutive concurrency-safe calls overlap. Live
-// output is coalesced per call and flushed before its result is logged.
+// logged in model order; consecutive concurrency-safe calls overlap. The
+// session's call recorder (calls.go) logs, coalesces and closes each one.
 func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
 	calls := make([]*registry.Call, len(tcs))
-	outs := make([]*outputCoalescer, len(tcs))
 	for i, tc := range tcs {
 		args := tc.Arguments
 		if !json.Valid(args) {
@@ -414,17 +415,10 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 			args, _ = json.Marshal(string(args))
 		}
 		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files}
-		outs[i] = s.liveOutput(ctx, tc.ID)
-		calls[i].Output = outs[i].Write
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
-		Logged: func(_ int, c *registry.Call) {
-			s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Input: c.Decoded()}))
-		},
-		Done: func(i int, c *registry.Call, r registry.Result) {
-			outs[i].Close()
-			s.emit(ctx, session.New(session.ToolResult{CallID: c.ID, Result: r}))
-		},
+		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },
+		Done:   func(_ int, c *registry.Call, r registry.Result) { s.calls.finish(ctx, c, r) },
 	})
 }
 

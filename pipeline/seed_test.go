@@ -29,14 +29,17 @@ func TestCancellationNeverRunsOrSucceeds(t *testing.T) {
 		// cancel once the body is known to run (not after a delay).
 		body      func(ctx context.Context, cancel context.CancelFunc) (string, error)
 		preCancel bool
+		args      string // the call's arguments; {} when empty
 
 		bodyRan bool
 		stages  []string // post, observe
 		code    string
 		ctxs    []string
 	}{
-		{name: "cancelled before the pipeline: no stage runs", preCancel: true,
-			code: registry.CodeAbortedBeforeDispatch},
+		{name: "cancelled before the pipeline: only the observers see it, once", preCancel: true,
+			stages: []string{"observe"}, code: registry.CodeAbortedBeforeDispatch},
+		{name: "cancelled before the pipeline with bad arguments: the decoding error wins", preCancel: true,
+			args: `{"x":1}`, stages: []string{"observe"}, code: registry.CodeInvalidArgs},
 		{name: "a middleware waits and is cancelled before next",
 			mw: func(cancel context.CancelFunc) Middleware {
 				return func(_ *registry.Def, next Next) Next {
@@ -146,7 +149,11 @@ func TestCancellationNeverRunsOrSucceeds(t *testing.T) {
 			if tt.preCancel {
 				cancel()
 			}
-			r := New(o).Execute(ctx, d, call(`{}`))
+			a := tt.args
+			if a == "" {
+				a = `{}`
+			}
+			r := New(o).Execute(ctx, d, call(a))
 			if ran.Load() != tt.bodyRan {
 				t.Errorf("body ran = %v, want %v", ran.Load(), tt.bodyRan)
 			}

@@ -92,6 +92,10 @@ func (st *state) apply(ev session.Event) {
 			st.turnFrom = len(st.history)
 		}
 		st.history = append(st.history, msg)
+	case session.UserSteer:
+		// A steered message joins the running turn's context at a request
+		// boundary, after the results of the calls before it (steer.go).
+		st.history = append(st.history, model.Message{Role: model.RoleUser, Content: p.Text, Images: promptImages(session.UserMessage(p))})
 	case session.ContextReset:
 		st.turnFrom = -1 // what the turn added is gone with the rest, or in the summary
 		clear(st.pending)

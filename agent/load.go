@@ -191,7 +191,7 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 		return nil, err
 	}
 	if sealed := s.seal(ctx, replay); sealed > 0 {
-		a.log.Warn("session was cut short by an earlier process; its open turn is closed", "session", id, "events", sealed)
+		a.log.Info("session was cut short by an earlier process; its open turn is closed", "session", id, "events", sealed) // seal's notice tells the user
 	}
 	s.tr.EndReplay()
 

@@ -125,8 +125,16 @@ func (t *Translator) user(p session.UserMessage) []acp.Update {
 	if json.Unmarshal(p.Prompt, &blocks) != nil {
 		blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
 	}
+	// Consecutive text blocks are one chunk with the separator the model
+	// read (acp.TextSeparator): a client glues a message's chunks.
 	out := make([]acp.Update, 0, len(blocks))
-	for _, b := range blocks {
+	for i, b := range blocks {
+		if i > 0 && b.Type == "text" && blocks[i-1].Type == "text" {
+			prev := out[len(out)-1].(acp.UserMessageChunk)
+			prev.Content.Text += acp.TextSeparator(prev.Content.Text, b.Text) + b.Text
+			out[len(out)-1] = prev
+			continue
+		}
 		out = append(out, acp.UserMessageChunk{Content: b})
 	}
 	return out

@@ -77,7 +77,7 @@ func TestEditErrors(t *testing.T) {
 		}, args{"old_string": "one", "new_string": "1"}, "FS_STALE_VERSION",
 			`Error: edit requires reading "%p" first: the file changed since it was read — re-read the file, then retry`},
 		{"not found", read, args{"old_string": "three", "new_string": "3"}, "FS_EDIT_NOT_FOUND",
-			`Error: old_string was not found in "%p"`},
+			`Error: old_string was not found in "%p", not even ignoring whitespace and indentation: no line of it is in the file. Read the file again and copy old_string from it`},
 		{"ambiguous", read, args{"old_string": "two", "new_string": "2"}, "FS_AMBIGUOUS_EDIT",
 			`Error: old_string matched 2 times in "%p"; provide a more specific old_string or set replace_all to true`},
 		{"empty old", read, args{"old_string": "", "new_string": "x"}, "FS_INVALID_EDIT",

@@ -212,3 +212,32 @@ func TestWriteAtomicUnderConcurrentReader(t *testing.T) {
 		}
 	}
 }
+
+// TestEditTolerantMatchSaysSo: an edit matched tolerantly tells the model
+// how in its result, the card's title says it, and the card's diff is the
+// change applied (the file's indentation, not the model's).
+func TestEditTolerantMatchSaysSo(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.write("f.go", "func f() {\n\tif x {\n\t\ty()\n\t}\n}\n")
+	e.mustRun("read", args{"file_path": "f.go"})
+	editArgs := args{"file_path": "f.go", "old_string": "if x {\n    y()\n}", "new_string": "if x {\n    y()\n    z()\n}"}
+	r := e.mustRun("edit", editArgs)
+	if got, want := e.read("f.go"), "func f() {\n\tif x {\n\t\ty()\n\t\tz()\n\t}\n}\n"; got != want {
+		t.Fatalf("file %q, want %q", got, want)
+	}
+	if want := "The file " + p + " has been updated successfully. Note: old_string was not exact; it matched ignoring indentation, and new_string was adapted to the file. The diff shows what was applied."; r.Text() != want {
+		t.Errorf("text %q\nwant %q", r.Text(), want)
+	}
+	card, ok := e.scope.Get("edit").PresentResult(e.call("edit", editArgs).Args, r).(registry.DiffCard)
+	if !ok || card.Title != "Edit f.go (matched ignoring indentation)" || len(card.Diffs) != 1 {
+		t.Fatalf("card %#v", card)
+	}
+	if d := card.Diffs[0]; d.OldText == nil || !strings.Contains(d.NewText, "\t\tz()\n") || strings.Contains(d.NewText, "    z()") {
+		t.Errorf("the card's diff is not what was applied: %q -> %q", *d.OldText, d.NewText)
+	}
+	// An exact edit's card says nothing more.
+	r = e.mustRun("edit", args{"file_path": "f.go", "old_string": "z()", "new_string": "w()"})
+	if card := e.scope.Get("edit").PresentResult(e.call("edit", args{"file_path": "f.go", "old_string": "z()", "new_string": "w()"}).Args, r).(registry.DiffCard); card.Title != "Edit f.go" {
+		t.Errorf("exact edit's title %q", card.Title)
+	}
+}

@@ -414,7 +414,7 @@ func parse(name string, data []byte, decode func(typ string) bool) (h Header, ev
 	// A log line is some hundreds of bytes; guessing the count from the
 	// size saves the slice regrowing on a large session.
 	evs = make([]Event, 0, len(rest)/256+1)
-	var last int64  // the last sequence number used
+	var last int64    // the last sequence number used
 	skippedSince := 0 // lines skipped since the last event used
 	skip := func(n int, reason string) {
 		skipped = append(skipped, &CorruptError{Path: name, Line: n, Reason: reason})

@@ -38,6 +38,7 @@ type conversation struct {
 	ctl       *controls    // mode, model, tools mode, effort (modes.go)
 	meter     *meter       // usage and cost reporting (usage.go)
 	prompts   *prompts     // the system prompt (prompt.go)
+	policy    *userPolicy  // the user's rules and hooks (policy.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -109,15 +110,24 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
 	a.mu.Unlock()
 	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
+	s.policy = newUserPolicy(a.o.Policy, a.o.Settings, id, s.cwd, a.log, policyReport(s))
+	s.perm.policy = s.policy
+	s.perm.seq = func() string { // the running turn's number
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return fmt.Sprint(s.st.turns)
+	}
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:     []pipeline.Gate{modeGate(s.ctl, s.perm)}, // it consults the permissions' gate
 		Observers: []pipeline.Observer{planObserver(s.emit)},
 		Approver:  s.perm,
 		// markRunning is outermost: the card turns in_progress once, even
-		// when Retry runs the body again; Timeout bounds each attempt.
-		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry(), pipeline.Timeout()},
+		// when Retry runs the body again; the policy's timeout (innermost,
+		// install) bounds each attempt.
+		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry()},
 		Logger:     a.log.With("session", id),
 	})
+	s.policy.install(s.pipe)
 	return s
 }
 
@@ -290,8 +300,20 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn, nil
 	}
-	// The prompt enters the model's context (state.apply), live and on load.
-	s.emit(ctx, session.New(session.UserContext{}))
+	// The files may have changed since the last turn (another bridge
+	// process remembered an answer, the project's settings were edited).
+	s.policy.reload(ctx)
+	if proj, ok := s.policy.untrusted(); ok {
+		s.perm.askTrust(ctx, proj)
+	}
+	blocked, extra := s.policy.promptSubmitted(ctx, text)
+	if blocked != "" {
+		s.status(ctx, session.Notice{Severity: acp.NoticeWarning, Title: "The prompt was not sent", Description: blocked})
+		return acp.StopEndTurn, nil
+	}
+	// The prompt enters the model's context (state.apply), live and on
+	// load, with what UserPromptSubmit hooks added.
+	s.emit(ctx, session.New(session.UserContext{Context: extra}))
 
 	for range s.a.o.MaxTurnRequests {
 		s.keepRoom(ctx) // compaction.go

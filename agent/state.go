@@ -92,6 +92,9 @@ func (st *state) apply(ev session.Event) {
 			st.turnFrom = len(st.history)
 		}
 		st.history = append(st.history, msg)
+		if len(p.Context) > 0 {
+			st.history = append(st.history, model.Message{Role: model.RoleUser, Content: strings.Join(p.Context, "\n\n")})
+		}
 	case session.ContextReset:
 		st.turnFrom = -1 // what the turn added is gone with the rest, or in the summary
 		clear(st.pending)

@@ -118,7 +118,6 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		return fmt.Sprint(s.st.turns)
 	}
 	s.pipe = pipeline.New(&pipeline.Options{
-		Gates:     []pipeline.Gate{modeGate(s.ctl, s.perm)}, // it consults the permissions' gate
 		Observers: []pipeline.Observer{planObserver(s.emit)},
 		Approver:  s.perm,
 		// markRunning is outermost: the card turns in_progress once, even
@@ -127,7 +126,10 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry()},
 		Logger:     a.log.With("session", id),
 	})
+	// The user's rules and hooks come first, so a refusal names the rule
+	// whatever the mode; the mode gate consults the permissions' gate.
 	s.policy.install(s.pipe)
+	s.pipe.AddGate(modeGate(s.ctl, s.perm))
 	return s
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -379,5 +380,53 @@ return {refused, ok};`
 	b, _ := os.ReadFile(seen)
 	if !strings.Contains(string(b), `"command":"echo from the program"`) || !strings.Contains(string(b), `"hook_event_name":"PreToolUse"`) {
 		t.Errorf("the PreToolUse hook saw %q", b)
+	}
+}
+
+// doctor names a bad rule, a hook whose program is missing and a broken
+// project file, each with what to do.
+func TestBinaryDoctorValidatesRulesAndHooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	doctor := func(config, project string) string {
+		home, work := t.TempDir(), t.TempDir()
+		os.MkdirAll(filepath.Join(home, "acp-bridge"), 0o755)
+		os.WriteFile(filepath.Join(home, "acp-bridge", "config.yaml"), []byte(config), 0o644)
+		if project != "" {
+			os.MkdirAll(filepath.Join(work, ".acp-bridge"), 0o755)
+			os.WriteFile(filepath.Join(work, ".acp-bridge", "settings.yaml"), []byte(project), 0o644)
+		}
+		cmd := exec.Command(bridgeBinary(t), "doctor", "--base-url", "http://127.0.0.1:1/v1", "--model", "m1")
+		cmd.Dir = work
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home}
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	for _, tc := range []struct {
+		name, config, project string
+		want                  []string
+	}{
+		{"bad rule", "permissions:\n  deny: [\"Bash()\"]\n", "",
+			[]string{"FAIL config", "permissions.deny[0]", "empty pattern"}},
+		{"bad hook", "hooks:\n  PreToolUse:\n    - matcher: \"(\"\n      command: x\n", "",
+			[]string{"FAIL config", "hooks.PreToolUse[0]", "not a regular expression"}},
+		{"missing program", "hooks:\n  PostToolUse:\n    - command: no-such-formatter --write\n", "",
+			[]string{"FAIL rules", "no-such-formatter, which is not on PATH", "Fix: install the program"}},
+		{"good", "permissions:\n  deny: [\"Read(./.env)\"]\nhooks:\n  Stop:\n    - command: echo done\n", "permissions:\n  allow: [\"Bash(go test:*)\"]\n",
+			[]string{"ok   rules    config file: 1 rule, 1 hook", "ok   project", "1 rule, 0 hooks; its allow rules and hooks wait for your trust"}},
+		{"broken project", "", "permissions:\n  alow: [x]\n",
+			[]string{"FAIL project", "alow", "not even its deny rules"}},
+		{"bad project rule", "", "permissions:\n  deny: [\"Bash(:*)\"]\n",
+			[]string{"FAIL project", "permissions.deny[0]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := doctor(tc.config, tc.project)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("doctor output lacks %q:\n%s", w, out)
+				}
+			}
+		})
 	}
 }

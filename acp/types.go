@@ -419,6 +419,30 @@ type Usage struct {
 	Meta              Meta    `json:"_meta,omitempty"`
 }
 
+// SteeringRequest is `_session/steering` (an extension): prompt content for
+// the session's running turn. _meta.steering.idleBehavior "promptRequired"
+// asks for the promptRequired outcome when no turn runs.
+type SteeringRequest struct {
+	SessionID string         `json:"sessionId"`
+	Prompt    []ContentBlock `json:"prompt"`
+	Meta      Meta           `json:"_meta,omitempty"`
+}
+
+// Steering outcomes, as claude-agent-acp and codex-acp answer.
+const (
+	SteeringInjected       = "injected"
+	SteeringPromptRequired = "promptRequired"
+	SteeringNoRunningTurn  = "noRunningTurn"
+)
+
+// SteeringResponse says whether the message joined a running turn
+// (injected), or why not (promptRequired, reason noRunningTurn: send it as
+// a session/prompt).
+type SteeringResponse struct {
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason,omitempty"`
+}
+
 // CancelRequestNotification is $/cancel_request.
 type CancelRequestNotification struct {
 	RequestID json.RawMessage `json:"requestId"`

@@ -187,6 +187,9 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 			McpCapabilities: acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
 		AuthMethods: a.authMethods(req.ClientCapabilities),
+		// Steering is an extension outside the schema: clients read this
+		// and never probe (steer.go).
+		Meta: acp.Meta{"steering": map[string]any{"supported": true}},
 	}
 	if a.o.Logout != nil {
 		resp.AgentCapabilities.Auth.Logout = &acp.Empty{}

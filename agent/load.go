@@ -322,7 +322,7 @@ func keptTurn(turn []session.Event, succeeded []string, tools mapping.Tools) boo
 // a turn: the prompt, the answer, the tool calls and the agent's notices.
 func transcript(p session.Payload) bool {
 	switch p.(type) {
-	case session.UserMessage, session.AssistantChunk, session.ToolCall, session.ToolStatus,
+	case session.UserMessage, session.UserSteer, session.AssistantChunk, session.ToolCall, session.ToolStatus,
 		session.ToolOutput, session.ToolResult, session.Notice:
 		return true
 	}

@@ -95,6 +95,10 @@ func (st *state) apply(ev session.Event) {
 		if len(p.Context) > 0 {
 			st.history = append(st.history, model.Message{Role: model.RoleUser, Content: strings.Join(p.Context, "\n\n")})
 		}
+	case session.UserSteer:
+		// A steered message joins the running turn's context at a request
+		// boundary, after the results of the calls before it (steer.go).
+		st.history = append(st.history, model.Message{Role: model.RoleUser, Content: p.Text, Images: promptImages(session.UserMessage(p))})
 	case session.ContextReset:
 		st.turnFrom = -1 // what the turn added is gone with the rest, or in the summary
 		clear(st.pending)

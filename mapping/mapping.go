@@ -108,22 +108,31 @@ func New(tools Tools, o Options) *Translator {
 	return &Translator{tools: tools, o: o, calls: map[string]*call{}}
 }
 
+// user is the user's own message, which a replay sends back; live, the
+// editor has it already.
+func (t *Translator) user(p session.UserMessage) []acp.Update {
+	if !t.o.Replay {
+		return nil
+	}
+	var blocks []acp.ContentBlock
+	if json.Unmarshal(p.Prompt, &blocks) != nil {
+		blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
+	}
+	out := make([]acp.Update, 0, len(blocks))
+	for _, b := range blocks {
+		out = append(out, acp.UserMessageChunk{Content: b})
+	}
+	return out
+}
+
 // Translate turns one event into the updates the editor should see, in order.
 func (t *Translator) Translate(ev session.Event) []acp.Update {
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
-		if !t.o.Replay {
-			return nil
-		}
-		var blocks []acp.ContentBlock
-		if json.Unmarshal(p.Prompt, &blocks) != nil {
-			blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
-		}
-		out := make([]acp.Update, 0, len(blocks))
-		for _, b := range blocks {
-			out = append(out, acp.UserMessageChunk{Content: b})
-		}
-		return out
+		return t.user(p)
+	case session.UserSteer:
+		// The client showed it when the user sent it, as it shows a prompt.
+		return t.user(session.UserMessage(p))
 	case session.AssistantChunk:
 		if p.Text == "" {
 			return nil

@@ -50,7 +50,7 @@ func ExamplePipeline_Execute() {
 	// Output:
 	// OK "contents of main.go" [the file may have changed since]
 	// DENIED "Error: secrets stay unread in this session" []
-	// INVALID_ARGS "Error: invalid arguments: \"file\" is not a declared property (additionalProperties: false); missing required property \"path\"" []
+	// INVALID_ARGS "Error: invalid arguments: missing required property \"path\"" []
 }
 
 // Consecutive concurrency-safe calls run together; Done still reports them

@@ -254,23 +254,21 @@ type Staged struct {
 	frozen []byte
 	r      registry.Result
 
-	skip       bool // nothing more runs: an unknown tool, or cancelled before it entered
+	skip       bool // nothing more runs: an unknown tool
 	ready      bool // passed validation and policy: Dispatch runs the body
-	noPost     bool // a policy stage crashed: post-execute does not judge it
+	noPost     bool // a policy stage crashed, or cancelled before it entered: post-execute does not judge it
 	dispatched bool // the body started
 }
 
 // Prepare freezes and validates the arguments and runs the policy stages:
 // gates, approval, guards. A call whose context is already done runs no
-// stage at all and ends ABORTED_BEFORE_DISPATCH.
+// policy and no post-execute and ends ABORTED_BEFORE_DISPATCH (or
+// INVALID_ARGS, which is more specific); finalize and the observers still
+// see it.
 func (p *Pipeline) Prepare(ctx context.Context, d *registry.Def, c *registry.Call) *Staged {
 	s := &Staged{p: p, st: p.st.Load(), ctx: ctx, d: d, c: c}
-	switch {
-	case d == nil:
+	if d == nil {
 		s.r, s.skip = registry.ErrorResult(registry.CodeUnknownTool, fmt.Sprintf("unknown tool %q", c.Name)), true
-		return s
-	case ctx.Err() != nil:
-		s.r, s.skip = abortedBeforeDispatch(), true
 		return s
 	}
 	// The arguments were logged as they are now; keep a private copy so a
@@ -278,8 +276,15 @@ func (p *Pipeline) Prepare(ctx context.Context, d *registry.Def, c *registry.Cal
 	s.frozen = bytes.Clone(c.Args)
 	// Validated and decoded once, here or by the concurrency check before:
 	// every later stage (permission, the body, the presenters) shares it.
+	// A decoding error is more specific than a cancellation and wins, as in
+	// the seed. A call cancelled before it entered runs no policy and no
+	// post-execute, but its observers still see it once.
 	if err := d.Input(c).Err(); err != nil {
-		s.r = errorResult(err, registry.CodeInvalidArgs)
+		s.r, s.noPost = errorResult(err, registry.CodeInvalidArgs), ctx.Err() != nil
+		return s
+	}
+	if ctx.Err() != nil {
+		s.r, s.noPost = abortedBeforeDispatch(), true
 		return s
 	}
 	if r, stop := s.policy(); stop {

@@ -37,7 +37,7 @@ func ExampleAdd() {
 	res, _ := d.Run(context.Background(), &registry.Call{Args: json.RawMessage(`{"name":"Ada","style":"loud"}`)})
 	fmt.Println(res.Text())
 	// Output:
-	// {"type":"object","properties":{"name":{"type":"string","description":"who to greet"},"style":{"type":"string","enum":["plain","loud"]}},"required":["name"],"additionalProperties":false}
+	// {"type":"object","properties":{"name":{"type":"string","description":"who to greet"},"style":{"type":"string","enum":["plain","loud"]}},"required":["name"]}
 	// HELLO, Ada!
 }
 

@@ -34,6 +34,7 @@ func parameterSchema(t reflect.Type, adjust func(*jsg.Schema)) (*jsg.Schema, err
 	if t == rawMessage {
 		s = &jsg.Schema{Type: "object"} // any object: the tool reads the JSON itself
 	}
+	openObjects(s)
 	if adjust != nil {
 		adjust(s)
 	}
@@ -41,6 +42,25 @@ func parameterSchema(t reflect.Type, adjust func(*jsg.Schema)) (*jsg.Schema, err
 }
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()
+
+// openObjects drops the "additionalProperties": false jsonschema-go puts on
+// every struct, at every level. Arguments are taken as the seed takes them:
+// extra keys are allowed (the decoder ignores them), so a stray key from
+// the model does not cost a failed call and a retry. A tool that must
+// refuse extras says so in its Schema adjustment or declared Parameters.
+func openObjects(s *jsg.Schema) {
+	if s == nil {
+		return
+	}
+	if ap := s.AdditionalProperties; ap != nil && ap.Not != nil && reflect.ValueOf(*ap.Not).IsZero() {
+		s.AdditionalProperties = nil
+	}
+	openObjects(s.Items)
+	openObjects(s.AdditionalProperties)
+	for _, p := range s.Properties {
+		openObjects(p)
+	}
+}
 
 // derive is jsonschema-go's schema of t, made plain: nullable types
 // (pointers, slices, maps, which encoding/json also accepts as null) name
@@ -181,17 +201,31 @@ func jsonDepth(b []byte) int {
 	return most
 }
 
-// checkDeclared lists what is wrong with a declared parameter schema beyond
-// what the compiler checks: enum or const
-// values that are not of the type the same schema declares (strings on a
-// number would make every call fail, or the model send the wrong type).
+// checkDeclared lists what is wrong with a declared parameter schema that
+// Define can see without compiling it (the compiler runs at the first
+// call): a type name JSON Schema does not have, which would fail every
+// call, and enum or const values that are not of the type the same schema
+// declares (strings on a number would make every call fail, or the model
+// send the wrong type).
 func checkDeclared(doc any) []string {
 	var bad []string
 	var walk func(v any, ptr string)
 	walk = func(v any, ptr string) {
 		switch v := v.(type) {
 		case map[string]any:
-			if typ, ok := v["type"].(string); ok {
+			switch typ := v["type"].(type) {
+			case string:
+				if !jsonTypes[typ] {
+					bad = append(bad, fmt.Sprintf("%q: unknown type %q", ptr+"/type", typ))
+				}
+			case []any:
+				for _, t := range typ {
+					if n, ok := t.(string); !ok || !jsonTypes[n] {
+						bad = append(bad, fmt.Sprintf("%q: unknown type %s", ptr+"/type", jsonText(t)))
+					}
+				}
+			}
+			if typ, ok := v["type"].(string); ok && jsonTypes[typ] {
 				if list, ok := v["enum"].([]any); ok {
 					for _, e := range list {
 						if !isOfType(e, typ) {

@@ -585,6 +585,13 @@ func TestStructuredSubset(t *testing.T) {
 			`unsupported schema: "#/properties/n/enum/0": {} is not a scalar (string, number, boolean or null)`},
 		{"const of another type", `{"type":"object","properties":{"n":{"type":"integer","const":1.5}}}`,
 			`unsupported schema: "#/properties/n/const": 1.5 is not an integer`},
+		// From the seed's cases: a null const with no type, and a const no
+		// enum value equals, are refused.
+		{"null const without a type", `{"type":"object","properties":{"n":{"const":null}}}`,
+			`unsupported schema: "#/properties/n/const": a null const needs "type": "null"`},
+		{"const outside its enum", `{"type":"object","properties":{"n":{"type":"string","enum":["a","b"],"const":"c"}}}`,
+			`unsupported schema: "#/properties/n/const": "c" is not one of the enum's values; no value could match both`},
+		{"const inside its enum", `{"type":"object","properties":{"n":{"type":"number","enum":[1,2],"const":2.0}}}`, ""},
 		{"every violation listed", `{"type":"object","oneOf":[],"properties":{"a":{"type":"string","pattern":"x","minLength":1},"b/c":{"type":"float"},"d":{"type":["string"],"enum":["x"]}},"required":["z"],"$ref":"#"}`,
 			`unsupported schema: "#": keyword "$ref" is not supported; "#": keyword "oneOf" is not supported; "#/properties/a": keyword "minLength" is not supported; "#/properties/a": keyword "pattern" is not supported; "#/properties/b~1c/type": unknown type "float"; "#/properties/d": keyword "enum" needs a "type"; "#/properties/d/type": type arrays are not supported; name one type; "#/required": "z" is required but not a declared property`},
 		{"bad shapes", `{"type":"object","properties":[],"required":[1],"enum":[]}`,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	jsg "github.com/google/jsonschema-go/jsonschema"
 )
 
 // The tests in this file state the seed harness's registry behaviour, one
@@ -157,6 +159,13 @@ func TestDeclaredSchemaProblemsAreRefused(t *testing.T) {
 			`"#/properties/a/items/const": const value "yes" is not a boolean`},
 		{"matching values are fine", `{"type":"object","properties":{"n":{"type":"integer","enum":[1,2]},"s":{"type":"string","enum":["a"],"default":3}}}`, ""},
 		{"untyped enum is plain JSON Schema", `{"type":"object","properties":{"n":{"enum":[1,"a"]}}}`, ""},
+		// The seed refuses a type it does not know when the tool is defined,
+		// not at its first call.
+		{"unknown type, nested", `{"type":"object","properties":{"n":{"type":"int"}}}`,
+			`"#/properties/n/type": unknown type "int"`},
+		{"unknown type in a type list", `{"type":"object","properties":{"n":{"type":["string","nil"]}}}`,
+			`"#/properties/n/type": unknown type "nil"`},
+		{"a type list of known types is fine", `{"type":"object","properties":{"n":{"type":["string","null"]}}}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,10 +240,10 @@ func TestInvalidArgumentsAreExclusive(t *testing.T) {
 		safe bool
 	}{
 		{`{"text":"a"}`, true},
-		{`{}`, false},                          // missing required text
-		{`{"text":"a","times":"x"}`, false},    // wrong type, which decode alone also catches
-		{`{"text":"a","undeclared":1}`, false}, // decodes fine, fails the schema
-		{`{"text":"a","times":1.5}`, false},    // ditto: not an integer
+		{`{}`, false},                         // missing required text
+		{`{"text":"a","times":"x"}`, false},   // wrong type, which decode alone also catches
+		{`{"text":"a","undeclared":1}`, true}, // extra keys are allowed, as the seed takes them
+		{`{"text":"a","times":1.5}`, false},   // ditto: not an integer
 		{`not json`, false},
 	}
 	for _, tt := range tests {
@@ -381,6 +390,57 @@ func TestFinalizeAndMeta(t *testing.T) {
 			}
 			if got := d.Finalize(&Call{}, r).Text(); got != tt.text {
 				t.Fatalf("after finalize %q, want %q", got, tt.text)
+			}
+		})
+	}
+}
+
+// TestExtraKeysAreAllowed: a typed tool takes its arguments as the seed
+// takes them: extra keys, at the root or nested, neither fail the call nor
+// reach the body, and the schema offered to the model does not forbid
+// them. A tool that wants them refused says so in its schema.
+func TestExtraKeysAreAllowed(t *testing.T) {
+	type inner struct {
+		N int `json:"n"`
+	}
+	type in struct {
+		Text  string  `json:"text"`
+		Items []inner `json:"items,omitempty"`
+	}
+	closed := func(s *jsg.Schema) { s.AdditionalProperties = &jsg.Schema{Not: &jsg.Schema{}} }
+	tests := []struct {
+		name   string
+		schema func(*jsg.Schema)
+		args   string
+		want   string // the error, "" for a call that runs
+	}{
+		{"declared keys only", nil, `{"text":"a","items":[{"n":1}]}`, ""},
+		{"a stray key at the root", nil, `{"text":"a","path":"x"}`, ""},
+		{"a stray key nested", nil, `{"text":"a","items":[{"n":1,"why":"because"}]}`, ""},
+		{"a wrong type still fails", nil, `{"text":1,"extra":true}`, `invalid arguments: "text" must be a string`},
+		{"a tool that closes its root refuses them", closed, `{"text":"a","path":"x"}`,
+			`invalid arguments: "path" is not a declared property (additionalProperties: false)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got in
+			d, err := Define(Tool[in, string]{Name: "t", Schema: tt.schema,
+				Run: func(_ context.Context, _ *Call, v in) (string, error) { got = v; return "ran", nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.schema == nil && strings.Contains(string(d.Parameters()), "additionalProperties") {
+				t.Errorf("offered schema forbids extras: %s", d.Parameters())
+			}
+			r, err := d.Run(t.Context(), &Call{Args: json.RawMessage(tt.args)})
+			if tt.want != "" {
+				if err != nil || !r.IsError || r.Code != CodeInvalidArgs || r.Text() != "Error: "+tt.want {
+					t.Fatalf("Run = %+v, %v; want %s", r, err, tt.want)
+				}
+				return
+			}
+			if err != nil || r.Text() != "ran" || got.Text != "a" {
+				t.Fatalf("Run = %v, %v; body got %+v", r, err, got)
 			}
 		})
 	}

@@ -157,10 +157,18 @@ func checkSubset(node any, ptr string, bad *[]string) {
 				checkScalar(e, typ, fmt.Sprintf("%s/%d", at, i), bad)
 			}
 		case k == "const":
-			if typ != "" {
+			switch {
+			case typ != "":
 				checkScalar(v, typ, at, bad)
-			} else if !isScalar(v) {
+			case !isScalar(v):
 				*bad = append(*bad, fmt.Sprintf("%q: must be a string, number, boolean or null", at))
+			case v == nil:
+				// The seed refuses it: a null const with no type reads as
+				// no constraint at all to a renderer that tests for a value.
+				*bad = append(*bad, fmt.Sprintf("%q: a null const needs \"type\": \"null\"", at))
+			}
+			if list, ok := m["enum"].([]any); ok && !slices.ContainsFunc(list, func(e any) bool { return sameJSON(e, v) }) {
+				*bad = append(*bad, fmt.Sprintf("%q: %s is not one of the enum's values; no value could match both", at, jsonText(v)))
 			}
 		}
 	}
@@ -176,6 +184,20 @@ func checkScalar(v any, typ, at string, bad *[]string) {
 	if jsonTypes[typ] && !isOfType(v, typ) {
 		*bad = append(*bad, fmt.Sprintf("%q: %s is not %s", at, jsonText(v), article(typ)))
 	}
+}
+
+// sameJSON compares two decoded JSON values; numbers compare by value.
+func sameJSON(a, b any) bool {
+	if x, ok := a.(json.Number); ok {
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		fx, errx := x.Float64()
+		fy, erry := y.Float64()
+		return errx == nil && erry == nil && fx == fy || x == y
+	}
+	return jsonText(a) == jsonText(b)
 }
 
 func isScalar(v any) bool {

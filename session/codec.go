@@ -13,6 +13,7 @@ import (
 
 func (UserMessage) EventType() string      { return TypeUserMessage }
 func (UserContext) EventType() string      { return TypeUserContext }
+func (UserSteer) EventType() string        { return TypeUserSteer }
 func (AssistantChunk) EventType() string   { return TypeAssistantChunk }
 func (AttemptAbandoned) EventType() string { return TypeAttemptAbandoned }
 func (AssistantMessage) EventType() string { return TypeAssistantMessage }
@@ -38,6 +39,7 @@ func (ClientPrompt) EventType() string     { return TypeClientPrompt }
 
 func (UserMessage) sealed()      {}
 func (UserContext) sealed()      {}
+func (UserSteer) sealed()        {}
 func (AssistantChunk) sealed()   {}
 func (AttemptAbandoned) sealed() {}
 func (AssistantMessage) sealed() {}
@@ -67,6 +69,7 @@ func (ClientPrompt) sealed()     {}
 var decoders = map[string]func([]byte) (Payload, error){
 	TypeUserMessage:      decode[UserMessage],
 	TypeUserContext:      decode[UserContext],
+	TypeUserSteer:        decode[UserSteer],
 	TypeAssistantChunk:   decode[AssistantChunk],
 	TypeAttemptAbandoned: decode[AttemptAbandoned],
 	TypeAssistantMessage: decode[AssistantMessage],

@@ -30,7 +30,8 @@ const shutdownGrace = 200 * time.Millisecond
 type Options struct {
 	DefaultTimeout time.Duration // 120 s
 	MaxTimeout     time.Duration // 600 s; a longer timeout_ms is clamped to it
-	KillGrace      time.Duration // 3 s between SIGTERM and SIGKILL (shutdownGrace when the editor is gone)
+	KillGrace      time.Duration // 3 s between SIGTERM and SIGKILL after a timeout or a finished command's leftovers
+	CancelGrace    time.Duration // 1 s between SIGTERM and SIGKILL when the call is cancelled (shutdownGrace when the editor is gone)
 	TailBytes      int           // 64,000 bytes per stream for the model
 	SpillDir       string        // os.TempDir()
 	MaxSpillBytes  int64         // 64 MiB per stream in the spill file
@@ -55,6 +56,11 @@ func (o *Options) withDefaults() Options {
 	}
 	if v.KillGrace <= 0 {
 		v.KillGrace = 3 * time.Second
+	}
+	if v.CancelGrace <= 0 {
+		// A cancel is the user stopping the work: what ignores SIGTERM is
+		// gone within 2 s of it.
+		v.CancelGrace = time.Second
 	}
 	if v.TailBytes <= 0 {
 		v.TailBytes = 64_000
@@ -309,7 +315,7 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	case <-ctx.Done():
 		timer.Stop()
 		aborted = true
-		grace := o.KillGrace
+		grace := o.CancelGrace
 		if errors.Is(context.Cause(ctx), registry.ErrShutdown) {
 			grace = shutdownGrace // the editor is gone: nobody waits for a clean stop
 		}

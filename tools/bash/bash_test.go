@@ -279,12 +279,57 @@ func TestCancelKillsGroup(t *testing.T) {
 		}
 		cancel()
 	}()
-	_, err := call(t, ctx, &Options{KillGrace: 500 * time.Millisecond}, dir, Args{Command: family}, &live)
+	_, err := call(t, ctx, &Options{CancelGrace: 500 * time.Millisecond}, dir, Args{Command: family}, &live)
 	var te *registry.Error
 	if !asToolError(err, &te) || te.Code != "ABORTED" || te.Message != "tool call aborted" {
 		t.Fatalf("err = %v, want ABORTED tool call aborted", err)
 	}
 	assertGone(t, dir)
+}
+
+// daemon starts a process in a session of its own that ignores SIGTERM and
+// SIGHUP and whose parent exits (what nohup, daemonize and dev-server
+// scripts do), its pid in daemon.pid.
+const daemon = `(setsid bash -c 'trap "" TERM HUP; echo $$ > daemon.pid; exec sleep 300' </dev/null >/dev/null 2>&1 &)
+while [ ! -s daemon.pid ]; do sleep 0.01; done
+echo started
+`
+
+// TestDaemonsDoNotOutliveTheCall: the daemon left the process group and
+// lost its parent, and still ends with the call, however the call ends.
+func TestDaemonsDoNotOutliveTheCall(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		command string
+		cancel  bool
+	}{
+		{"the command finishes", daemon, false},
+		{"the call is cancelled", daemon + "sleep 300", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var live liveOutput
+			if tt.cancel {
+				go func() {
+					for !strings.Contains(live.String(), "started") {
+						time.Sleep(5 * time.Millisecond)
+					}
+					cancel()
+				}()
+			}
+			_, err := call(t, ctx, &Options{KillGrace: 300 * time.Millisecond}, dir, Args{Command: tt.command}, &live)
+			if tt.cancel != (err != nil) {
+				t.Fatalf("err = %v", err)
+			}
+			pid := readPids(t, dir, "daemon.pid")[0]
+			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			if !gone(pid) {
+				t.Errorf("daemon %d still runs after the call returned", pid)
+			}
+		})
+	}
 }
 
 func TestSIGKILLAfterGrace(t *testing.T) {

@@ -79,6 +79,7 @@ func Run(ctx context.Context, h *Hook, in Input, env []string) Outcome {
 	if err != nil {
 		return Outcome{Failure: fmt.Sprintf("%s: its input could not be encoded: %v", h.Name(), err)}
 	}
+	stdin = append(stdin, '\n') // one line: `read` in a hook gets it whole
 	out, err := bash.Exec(ctx, bash.Script{Command: h.Command, Dir: in.Cwd, Stdin: stdin, Timeout: h.timeout(),
 		Env: append([]string{"ACP_BRIDGE_PROJECT_DIR=" + in.Cwd, "ACP_BRIDGE_HOOK_EVENT=" + string(h.Event)}, env...)})
 	stderr := strings.TrimSpace(out.Stderr.Text)

@@ -204,13 +204,39 @@ func (c *rpcClient) agentText() string {
 // stdin and expects the bridge to exit within 10 s.
 func startBinary(t *testing.T, env []string, args ...string) (io.WriteCloser, *bufio.Scanner) {
 	t.Helper()
+	stdin, sc, _ := startBinaryStderr(t, env, args...)
+	return stdin, sc
+}
+
+// lockedBuffer is the bridge's stderr, read while it is written.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startBinaryStderr is startBinary that also returns the bridge's stderr
+// so far, for a client that shows it (acp.el shows every chunk as an error).
+func startBinaryStderr(t *testing.T, env []string, args ...string) (io.WriteCloser, *bufio.Scanner, func() string) {
+	t.Helper()
 	cmd := exec.Command(bridgeBinary(t), args...)
 	home := t.TempDir()
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home}, env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +256,7 @@ func startBinary(t *testing.T, env []string, args ...string) (io.WriteCloser, *b
 	})
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	return stdin, sc
+	return stdin, sc, stderr.String
 }
 
 func startE2E(t *testing.T, env []string, args ...string) *rpcClient {
@@ -389,9 +415,10 @@ func TestBinaryAuthFailures(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{name: "DeepSeek default without a key", want: []string{"DEEPSEEK_API_KEY is not set", "Set DEEPSEEK_API_KEY", "agent_servers"}},
+		// A client without clientInfo gets neutral advice (TestBinaryKeyAdviceForTheEditor: per editor).
+		{name: "DeepSeek default without a key", want: []string{"DEEPSEEK_API_KEY is not set", "Set DEEPSEEK_API_KEY", "your editor's settings"}},
 		{name: "refused key", env: []string{"MY_KEY=wrong"}, args: []string{"--base-url", srv.URL + "/v1", "--model", "m", "--api-key-env", "MY_KEY"},
-			want: []string{"refused the API key (HTTP 401)", "Set MY_KEY", "agent_servers"}},
+			want: []string{"refused the API key (HTTP 401)", "Set MY_KEY", "your editor's settings"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

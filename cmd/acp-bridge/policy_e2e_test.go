@@ -31,8 +31,8 @@ func toolCalls(calls ...[2]string) func(http.ResponseWriter, map[string]any) {
 	}
 }
 
-// answer is a model step that answers with text.
-func answer(text string) func(http.ResponseWriter, map[string]any) {
+// answerText is a model step that answers with text.
+func answerText(text string) func(http.ResponseWriter, map[string]any) {
 	return func(w http.ResponseWriter, _ map[string]any) {
 		b, _ := json.Marshal(text)
 		sseWrite(w, 1<<20, delta(`{"content":`+string(b)+`}`, "stop"))
@@ -104,7 +104,7 @@ func TestBinaryDenyRuleRefusesInEveryMode(t *testing.T) {
 			victim := filepath.Join(work, "victim")
 			os.MkdirAll(victim, 0o755)
 			m := &oaiMock{t: t}
-			m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"cd . && rm -rf victim"}`}), answer("done"))
+			m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"cd . && rm -rf victim"}`}), answerText("done"))
 			c := policyBridge(t, m, t.TempDir(), config, "--permission-mode", mode)
 			sid := c.newSession(work)
 			c.prompt(sid, "clean up")
@@ -131,7 +131,7 @@ func TestBinaryAlwaysAllowLastsAcrossProcesses(t *testing.T) {
 	}
 	home, work := t.TempDir(), t.TempDir()
 	m := &oaiMock{t: t}
-	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"echo first"}`}), answer("ok"))
+	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"echo first"}`}), answerText("ok"))
 	c := policyBridge(t, m, home, "")
 	c.answer = func(map[string]any) string { return "allow-always" }
 	sid := c.newSession(work)
@@ -143,7 +143,7 @@ func TestBinaryAlwaysAllowLastsAcrossProcesses(t *testing.T) {
 	// A new bridge process, the same project: `echo first` runs without
 	// asking, twice in one command line.
 	m2 := &oaiMock{t: t}
-	m2.steps = append(m2.steps, toolCalls([2]string{"bash", `{"command":"echo first && echo first again"}`}), answer("ok"))
+	m2.steps = append(m2.steps, toolCalls([2]string{"bash", `{"command":"echo first && echo first again"}`}), answerText("ok"))
 	c2 := policyBridge(t, m2, home, "")
 	c2.answer = func(p map[string]any) string { t.Errorf("asked again: %v", p); return "reject-once" }
 	sid2 := c2.newSession(work)
@@ -163,7 +163,7 @@ func TestBinaryAlwaysAllowLastsAcrossProcesses(t *testing.T) {
 
 	// Gone: the third process asks again.
 	m3 := &oaiMock{t: t}
-	m3.steps = append(m3.steps, toolCalls([2]string{"bash", `{"command":"echo first"}`}), answer("ok"))
+	m3.steps = append(m3.steps, toolCalls([2]string{"bash", `{"command":"echo first"}`}), answerText("ok"))
 	c3 := policyBridge(t, m3, home, "")
 	c3.prompt(c3.newSession(work), "once more")
 	if len(c3.perms) != 1 {
@@ -181,7 +181,7 @@ func TestBinaryPreToolHookDeniesWithReason(t *testing.T) {
       command: "grep -q curl && { echo 'no network from the agent: use the vendored copy' >&2; exit 2; }; exit 0"
 `
 	m := &oaiMock{t: t}
-	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"curl https://example.com"}`}, [2]string{"bash", `{"command":"echo fine"}`}), answer("ok"))
+	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"curl https://example.com"}`}, [2]string{"bash", `{"command":"echo fine"}`}), answerText("ok"))
 	c := policyBridge(t, m, t.TempDir(), config, "--permission-mode", "bypass")
 	c.prompt(c.newSession(t.TempDir()), "fetch")
 	got := toolMessage(m.reqs[1], "call_1")
@@ -213,7 +213,7 @@ esac
 `), 0o755)
 	config := "hooks:\n  PostToolUse:\n    - matcher: read\n      command: " + hook + "\n"
 	m := &oaiMock{t: t}
-	m.steps = append(m.steps, toolCalls([2]string{"read", `{"file_path":"a.txt"}`}, [2]string{"read", `{"file_path":"b.txt"}`}), answer("ok"))
+	m.steps = append(m.steps, toolCalls([2]string{"read", `{"file_path":"a.txt"}`}, [2]string{"read", `{"file_path":"b.txt"}`}), answerText("ok"))
 	c := policyBridge(t, m, t.TempDir(), config)
 	c.prompt(c.newSession(work), "read both")
 	if status, text := c.final("call_1"); status != "failed" || !strings.Contains(text, "a credential is in the output") {
@@ -243,7 +243,7 @@ func TestBinaryHangingHookIsStoppedAndReported(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	config := "hooks:\n  PreToolUse:\n    - command: \"echo $$ > " + pidFile + "; sleep 60\"\n      timeout: 500ms\n"
 	m := &oaiMock{t: t}
-	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"echo still ran"}`}), answer("ok"))
+	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"echo still ran"}`}), answerText("ok"))
 	c := policyBridge(t, m, t.TempDir(), config, "--permission-mode", "bypass")
 	c.prompt(c.newSession(t.TempDir()), "go")
 	if text := c.agentText(); !strings.Contains(text, "did not finish within 500ms and was stopped") {
@@ -271,7 +271,7 @@ func TestBinaryPerToolTimeout(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	m := &oaiMock{t: t}
-	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"sleep 30"}`}), answer("ok"))
+	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"sleep 30"}`}), answerText("ok"))
 	c := policyBridge(t, m, t.TempDir(), "timeouts:\n  bash: 700ms\n", "--permission-mode", "bypass")
 	start := time.Now()
 	c.prompt(c.newSession(t.TempDir()), "wait")
@@ -295,7 +295,7 @@ func TestBinaryProjectSettingsNeedTrust(t *testing.T) {
 
 	run := func(trust string) *rpcClient {
 		m := &oaiMock{t: t}
-		m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"echo hi"}`}, [2]string{"bash", `{"command":"rm -rf x"}`}), answer("ok"))
+		m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"echo hi"}`}, [2]string{"bash", `{"command":"rm -rf x"}`}), answerText("ok"))
 		c := policyBridge(t, m, home, "")
 		c.answer = func(p map[string]any) string {
 			if strings.HasPrefix(p["toolCall"].(map[string]any)["toolCallId"].(string), "trust-") {
@@ -368,7 +368,7 @@ const ok = await tools.bash({command: "echo from the program"});
 return {refused, ok};`
 	args, _ := json.Marshal(map[string]string{"code": program, "description": "Clean up"})
 	m := &oaiMock{t: t}
-	m.steps = append(m.steps, toolCalls([2]string{"run_code", string(args)}), answer("ok"))
+	m.steps = append(m.steps, toolCalls([2]string{"run_code", string(args)}), answerText("ok"))
 	c := policyBridge(t, m, t.TempDir(), config, "--tools-mode", "code", "--permission-mode", "bypass")
 	c.prompt(c.newSession(work), "clean up")
 	if _, err := os.Stat(victim); err != nil {

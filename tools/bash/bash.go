@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-bridge/acp-bridge/internal/ansi"
 	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
@@ -188,14 +189,15 @@ func presentResult(in Args, r registry.Result) registry.View {
 }
 
 // render is the model's text: stdout, then stderr, then where cut output
-// went, then how the command ended.
+// went, then how the command ended. Colour and cursor codes are noise to a
+// model (and cost tokens): they go; the terminal card keeps them.
 func render(o Outcome) string {
 	var parts []string
-	if o.Stdout.Text != "" {
-		parts = append(parts, strings.TrimRight(o.Stdout.Text, "\n"))
+	if out := strings.TrimRight(ansi.Strip(o.Stdout.Text), "\n"); out != "" {
+		parts = append(parts, out)
 	}
-	if o.Stderr.Text != "" {
-		parts = append(parts, "[stderr]\n"+strings.TrimRight(o.Stderr.Text, "\n"))
+	if out := strings.TrimRight(ansi.Strip(o.Stderr.Text), "\n"); out != "" {
+		parts = append(parts, "[stderr]\n"+out)
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "(no output)")

@@ -194,7 +194,7 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	}
 	s.tellSkipped(ctx, replay)
 	if sealed := s.seal(ctx, replay); sealed > 0 {
-		a.log.Warn("session was cut short by an earlier process; its open turn is closed", "session", id, "events", sealed)
+		a.log.Info("session was cut short by an earlier process; its open turn is closed", "session", id, "events", sealed) // seal's notice tells the user
 	}
 	s.tr.EndReplay()
 
@@ -248,6 +248,12 @@ func (s *conversation) foldLog(ctx context.Context, send bool) error {
 	evs := s.log.Events()
 	void := hiddenOnReplay(evs, s.scope)
 	for i, ev := range evs {
+		if err := ctx.Err(); err != nil {
+			// $/cancel_request (or the editor gone): the request answers
+			// -32800 and restore drops the half-folded session, unsealed
+			// and not live, its log closed, so a later load starts clean.
+			return err
+		}
 		updates := s.fold(ev)
 		if !send || void[i] {
 			continue
@@ -272,6 +278,9 @@ func (s *conversation) replay(ctx context.Context) error {
 	evs := s.log.Events()
 	void := hiddenOnReplay(evs, s.scope)
 	for i, ev := range evs {
+		if err := ctx.Err(); err != nil {
+			return err // cancelled: the live session is as it was
+		}
 		if void[i] {
 			continue
 		}

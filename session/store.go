@@ -609,7 +609,9 @@ func (w *writer) write(ev Event) {
 
 func (w *writer) fail(err error) {
 	w.err = err
-	w.log.Error("session log write failed; the session goes on without being saved", "err", err)
+	// Info, not an error: the session's owner tells the user (agent: a
+	// notice), and a client that shows stderr as errors would say it twice.
+	w.log.Info("session log write failed; the session goes on without being saved", "err", err)
 }
 
 func (w *writer) close() error {

@@ -116,6 +116,43 @@ const scenarios = {
       await call(ctx, "load", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
     });
   },
+
+  // $/cancel_request on a running prompt, then on a load as it starts.
+  async cancelRequest() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      const sid = s.sessionId;
+      const ac = new AbortController();
+      const prompt = call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) }, { cancellationSignal: ac.signal });
+      await control("wait", "first-request");
+      ac.abort();
+      await prompt;
+      await call(ctx, "again", "session/prompt", { sessionId: sid, prompt: text("again after cancel") });
+      const al = new AbortController();
+      const load = call(ctx, "load", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] }, { cancellationSignal: al.signal });
+      al.abort();
+      await load;
+      mark("reload", sid);
+      await call(ctx, "reload", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
+    });
+  },
+
+  // Boolean config options: listed, toggled, and acted on (show_thoughts
+  // off hides the reasoning), only for a client that takes them.
+  async booleans() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      const sid = s.sessionId;
+      if (scenario.toggle) {
+        await call(ctx, "set", "session/set_config_option", { sessionId: sid, configId: "show_thoughts", type: "boolean", value: false });
+      } else {
+        await call(ctx, "set", "session/set_config_option", { sessionId: sid, configId: "mode", value: "plan" });
+      }
+      await call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) });
+    });
+  },
 };
 
 try {

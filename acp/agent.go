@@ -28,6 +28,11 @@ type SessionForker interface {
 	ForkSession(ctx context.Context, req *ForkSessionRequest) (*ForkSessionResponse, error)
 }
 
+// SessionSteerer serves `_session/steering` (an extension).
+type SessionSteerer interface {
+	Steer(ctx context.Context, req *SteeringRequest) (*SteeringResponse, error)
+}
+
 type SessionLister interface {
 	ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error)
 }

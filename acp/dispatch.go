@@ -62,6 +62,9 @@ var methods = map[string]method{
 	MethodSessionSetConfigOption: optional(func(a ConfigOptionSetter) func(context.Context, *SetConfigOptionRequest) (*SetConfigOptionResponse, error) {
 		return a.SetSessionConfigOption
 	}, "sessionId", "configId", "value"),
+	MethodSessionSteering: optional(func(a SessionSteerer) func(context.Context, *SteeringRequest) (*SteeringResponse, error) {
+		return a.Steer
+	}, "sessionId", "prompt"),
 	MethodLogout: optional(func(a LoggerOuter) func(context.Context, *LogoutRequest) (*LogoutResponse, error) {
 		return a.Logout
 	}),

@@ -16,6 +16,11 @@ const (
 	MethodSessionCancel          = "session/cancel"
 	MethodSessionSetMode         = "session/set_mode"
 	MethodSessionSetConfigOption = "session/set_config_option"
+	// MethodSessionSteering is an extension (not in the schema) that
+	// claude-agent-acp and codex-acp serve: a message for the running
+	// turn. The agent advertises it in initialize's
+	// _meta.steering.supported.
+	MethodSessionSteering = "_session/steering"
 )
 
 // Methods the client serves (the agent calls these).

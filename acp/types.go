@@ -79,15 +79,19 @@ type InitializeRequest struct {
 	Meta               Meta               `json:"_meta,omitempty"`
 }
 
+// The capability flags are left out when false: every one defaults to
+// false in the schema, and a client may read a present key as support
+// (acp.el shows "image, audio" for {"image": false, "audio": false}).
+
 type PromptCapabilities struct {
-	Image           bool `json:"image"`
-	Audio           bool `json:"audio"`
-	EmbeddedContext bool `json:"embeddedContext"`
+	Image           bool `json:"image,omitempty"`
+	Audio           bool `json:"audio,omitempty"`
+	EmbeddedContext bool `json:"embeddedContext,omitempty"`
 }
 
 type McpCapabilities struct {
-	HTTP bool `json:"http"`
-	SSE  bool `json:"sse"`
+	HTTP bool `json:"http,omitempty"`
+	SSE  bool `json:"sse,omitempty"`
 }
 
 // Empty is the `{}` that marks a capability as supported.
@@ -153,9 +157,9 @@ type AgentAuthCapabilities struct {
 }
 
 type AgentCapabilities struct {
-	LoadSession         bool                  `json:"loadSession"`
-	PromptCapabilities  PromptCapabilities    `json:"promptCapabilities"`
-	McpCapabilities     McpCapabilities       `json:"mcpCapabilities"`
+	LoadSession         bool                  `json:"loadSession,omitempty"`
+	PromptCapabilities  PromptCapabilities    `json:"promptCapabilities,omitzero"`
+	McpCapabilities     McpCapabilities       `json:"mcpCapabilities,omitzero"`
 	SessionCapabilities SessionCapabilities   `json:"sessionCapabilities"`
 	Auth                AgentAuthCapabilities `json:"auth,omitzero"`
 	Meta                Meta                  `json:"_meta,omitempty"`
@@ -401,10 +405,59 @@ const (
 	StopCancelled       StopReason = "cancelled"
 )
 
+// PromptResponse is the session/prompt result. Usage, the turn's tokens, is
+// a root field of the unstable schema only: a client on the stable schema
+// flags an unknown key at the root (the conformance kit's ACP-SCHEMA-002),
+// so it travels in _meta.usage, where every schema allows it, with the
+// unstable field's shape.
 type PromptResponse struct {
 	StopReason StopReason `json:"stopReason"`
-	Usage      *Usage     `json:"usage,omitempty"` // unstable: the turn's tokens
+	Usage      *Usage     `json:"-"` // on the wire: _meta.usage
 	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+// MetaUsage is the _meta key of PromptResponse.Usage.
+const MetaUsage = "usage"
+
+type promptResponseWire struct {
+	StopReason StopReason `json:"stopReason"`
+	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+func (r PromptResponse) MarshalJSON() ([]byte, error) {
+	w := promptResponseWire{StopReason: r.StopReason, Meta: r.Meta}
+	if r.Usage != nil {
+		w.Meta = make(Meta, len(r.Meta)+1)
+		for k, v := range r.Meta {
+			w.Meta[k] = v
+		}
+		w.Meta[MetaUsage] = r.Usage
+	}
+	return json.Marshal(w)
+}
+
+func (r *PromptResponse) UnmarshalJSON(b []byte) error {
+	var w struct {
+		promptResponseWire
+		Usage *Usage `json:"usage"` // an agent on the unstable schema
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = PromptResponse{StopReason: w.StopReason, Meta: w.Meta, Usage: w.Usage}
+	if raw, ok := w.Meta[MetaUsage]; ok {
+		delete(r.Meta, MetaUsage)
+		if len(r.Meta) == 0 {
+			r.Meta = nil
+		}
+		if bb, err := json.Marshal(raw); err == nil {
+			var u Usage
+			if json.Unmarshal(bb, &u) == nil {
+				r.Usage = &u
+			}
+		}
+	}
+	return nil
 }
 
 // Usage is the token count of one prompt turn (unstable). The optional
@@ -417,6 +470,30 @@ type Usage struct {
 	CachedReadTokens  *uint64 `json:"cachedReadTokens,omitempty"`
 	CachedWriteTokens *uint64 `json:"cachedWriteTokens,omitempty"`
 	Meta              Meta    `json:"_meta,omitempty"`
+}
+
+// SteeringRequest is `_session/steering` (an extension): prompt content for
+// the session's running turn. _meta.steering.idleBehavior "promptRequired"
+// asks for the promptRequired outcome when no turn runs.
+type SteeringRequest struct {
+	SessionID string         `json:"sessionId"`
+	Prompt    []ContentBlock `json:"prompt"`
+	Meta      Meta           `json:"_meta,omitempty"`
+}
+
+// Steering outcomes, as claude-agent-acp and codex-acp answer.
+const (
+	SteeringInjected       = "injected"
+	SteeringPromptRequired = "promptRequired"
+	SteeringNoRunningTurn  = "noRunningTurn"
+)
+
+// SteeringResponse says whether the message joined a running turn
+// (injected), or why not (promptRequired, reason noRunningTurn: send it as
+// a session/prompt).
+type SteeringResponse struct {
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // CancelRequestNotification is $/cancel_request.

@@ -92,13 +92,11 @@ func (h codeHost) Lookup(name string) *registry.Def {
 	return h.s.scope.Get(name)
 }
 
+// Start and Finish are the session's call recorder (calls.go): a sub-call
+// is logged, its output coalesced and its result logged exactly as a call
+// the model made.
 func (h codeHost) Start(ctx context.Context, _ *registry.Def, c *registry.Call) {
-	s := h.s
-	s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent, Input: c.Decoded()}))
-	id := c.ID
-	c.Output = func(b []byte) {
-		s.emit(ctx, session.New(session.ToolOutput{CallID: id, Data: string(b)}))
-	}
+	h.s.calls.start(ctx, c)
 }
 
 // Pipeline is the session's: the run drives its stages so sub-calls' policy
@@ -106,7 +104,7 @@ func (h codeHost) Start(ctx context.Context, _ *registry.Def, c *registry.Call) 
 func (h codeHost) Pipeline() *pipeline.Pipeline { return h.s.pipe }
 
 func (h codeHost) Finish(ctx context.Context, _ *registry.Def, c *registry.Call, res registry.Result) {
-	h.s.emit(ctx, session.New(session.ToolResult{CallID: c.ID, Result: res}))
+	h.s.calls.finish(ctx, c, res)
 }
 
 // toolsModeChoices are the tools modes the tools_mode option offers.

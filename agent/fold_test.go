@@ -27,6 +27,7 @@ var persistedTypes = []string{
 	session.TypeTitle, session.TypeUsage, session.TypeContextReset, session.TypeGrant,
 	session.TypeSystemPrompt, session.TypeCompaction, session.TypeCompactionChunk,
 	// session.TypePrune: TestAutoCompactionFoldsTheSame
+	// session.TypeUserSteer: TestSteeringJoinsTheRunningTurn
 }
 
 // foldAgent is an agent whose model reads images and has prices, with a tool

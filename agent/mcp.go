@@ -171,7 +171,9 @@ func (m *mcpServers) run(ctx context.Context, srv *mcpServer) {
 			log.Debug("MCP server start abandoned", "err", err)
 			return
 		}
-		log.Warn("MCP server failed to start", "err", err)
+		// The notice tells the user; a warning on stderr would say it
+		// twice in a client that shows stderr as errors (acp.el).
+		log.Info("MCP server failed to start", "err", err)
 		m.notice(fmt.Sprintf("MCP server %q failed to start: %v. The session goes on without its tools.", name, err),
 			acp.NoticeError, fmt.Sprintf("MCP server %q failed to start", name), fmt.Sprintf("%v. The session goes on without its tools.", err))
 		return
@@ -251,7 +253,7 @@ func (m *mcpServers) exited(srv *mcpServer, err error) {
 	}
 	srv.unreg = nil
 	srv.mu.Unlock()
-	m.log.Warn("MCP server stopped", "mcpServer", srv.cfg.Name, "err", err)
+	m.log.Info("MCP server stopped", "mcpServer", srv.cfg.Name, "err", err) // and the notice says so
 	m.notice(fmt.Sprintf("MCP server %q stopped: %v. Its tools are no longer available.", srv.cfg.Name, err),
 		acp.NoticeError, fmt.Sprintf("MCP server %q stopped", srv.cfg.Name), fmt.Sprintf("%v. Its tools are no longer available.", err))
 }

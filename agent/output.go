@@ -1,15 +1,11 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/acp-bridge/acp-bridge/mapping"
-	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // Live output of a running tool (bash writes it as it arrives) goes to the
@@ -51,14 +47,6 @@ type outputCoalescer struct {
 
 func newOutputCoalescer(send func(string), interval time.Duration, max int) *outputCoalescer {
 	return &outputCoalescer{send: send, interval: interval, max: max}
-}
-
-// liveOutput returns the coalescer for one call's live output; its Write is
-// the call's Output, and it must be closed before the result is logged.
-func (s *conversation) liveOutput(ctx context.Context, callID string) *outputCoalescer {
-	return newOutputCoalescer(func(data string) {
-		s.emit(ctx, session.New(session.ToolOutput{CallID: callID, Data: data}))
-	}, OutputInterval, mapping.MaxOutputChunk)
 }
 
 // Write takes output; it never blocks on the editor.

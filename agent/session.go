@@ -30,14 +30,17 @@ type conversation struct {
 	// zeroLines: the client reads card lines 0-based (mapping.ZeroBasedLines
 	// of its clientInfo), snapshotted with caps.
 	zeroLines bool
+	editor    clientKind // whose settings a failure's advice names (failure.go)
 	scope     *registry.Scope
 	pipe      *pipeline.Pipeline
-	files     *Files       // tools' file access and read-tracking (files.go)
-	perm      *permissions // approval requests and "always" answers (permission.go)
-	code      *codeMode    // tools mode and run_code (codemode.go)
-	ctl       *controls    // mode, model, tools mode, effort (modes.go)
-	meter     *meter       // usage and cost reporting (usage.go)
-	prompts   *prompts     // the system prompt (prompt.go)
+	files     *Files        // tools' file access and read-tracking (files.go)
+	perm      *permissions  // approval requests and "always" answers (permission.go)
+	code      *codeMode     // tools mode and run_code (codemode.go)
+	ctl       *controls     // mode, model, tools mode, effort (modes.go)
+	meter     *meter        // usage and cost reporting (usage.go)
+	prompts   *prompts      // the system prompt (prompt.go)
+	calls     *callRecorder // every tool call's events and live output (calls.go)
+	policy    *userPolicy   // the user's rules and hooks (policy.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -57,6 +60,7 @@ type conversation struct {
 	announced *announcer  // the command catalog, before the first turn (commands.go)
 	mcp       *mcpServers // the editor's MCP servers (mcp.go)
 	room      *room       // when the context needs room (compaction.go)
+	steer     steering    // messages for the running turn (steer.go)
 }
 
 // newSession builds a session over lg; replay says whether its translator
@@ -78,7 +82,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 			return s.tr.PermissionToolCall(callID)
 		}}
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
-	s.ctl = &controls{a: a, emit: s.emit, read: func() ctlState {
+	s.ctl = &controls{a: a, emit: s.emit, booleans: caps.BooleanConfigOptions(), read: func() ctlState {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.st.ctl
@@ -101,30 +105,44 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		defer s.mu.Unlock()
 		return s.st.ctx.size
 	}}
+	s.calls = newCallRecorder(s.emit)
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
 		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
 	a.mu.Lock()
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
+	s.editor = editorOf(a.info)
 	a.mu.Unlock()
 	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
+	s.policy = newUserPolicy(a.o.Policy, a.o.Settings, id, s.cwd, a.log, policyReport(s))
+	s.perm.policy = s.policy
+	s.perm.seq = func() string { // the running turn's number
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return fmt.Sprint(s.st.turns)
+	}
 	s.pipe = pipeline.New(&pipeline.Options{
-		Gates:     []pipeline.Gate{modeGate(s.ctl, s.perm)}, // it consults the permissions' gate
 		Observers: []pipeline.Observer{planObserver(s.emit)},
 		Approver:  s.perm,
 		// markRunning is outermost: the card turns in_progress once, even
-		// when Retry runs the body again; Timeout bounds each attempt.
-		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry(), pipeline.Timeout()},
+		// when Retry runs the body again; the policy's timeout (innermost,
+		// install) bounds each attempt.
+		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry()},
 		Logger:     a.log.With("session", id),
 	})
+	// The user's rules and hooks come first, so a refusal names the rule
+	// whatever the mode; the mode gate consults the permissions' gate.
+	s.policy.install(s.pipe)
+	s.pipe.AddGate(modeGate(s.ctl, s.perm))
 	return s
 }
 
 // mappingOptions is how this session's events render for its client.
 func (s *conversation) mappingOptions(replay bool) mapping.Options {
 	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Compaction: s.caps.Compaction(), Replay: replay,
-		ZeroBasedLines: s.zeroLines, TerminalOutputDelta: s.caps.TerminalOutputDelta(), Notices: s.caps.Notices()}
+		ZeroBasedLines: s.zeroLines, TerminalOutputDelta: s.caps.TerminalOutputDelta(), Notices: s.caps.Notices(),
+		BooleanOptions: s.caps.BooleanConfigOptions()}
 }
 
 // emit appends an event, applies it and sends its updates: the one live
@@ -139,7 +157,9 @@ func (s *conversation) record(ctx context.Context, ev session.Event, send bool) 
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	updates := s.fold(s.log.Append(ev))
-	if !s.saveFailed {
+	// Said with an update the editor is sent: a log that could not even be
+	// created (session/new on a full disk) fails before any is.
+	if send && !s.saveFailed {
 		if err := s.log.Err(); err != nil {
 			// The disk filled up (or went away): say so once, where the
 			// user looks; the session goes on in memory.
@@ -209,7 +229,7 @@ func (s *conversation) close(cause error) {
 	s.stopTurn(cause)
 	s.mcp.stop()
 	if err := s.log.Close(); err != nil {
-		s.a.log.Warn("closing the session log failed", "session", s.id, "err", err)
+		s.a.log.Info("closing the session log failed", "session", s.id, "err", err) // the failure the user was told of (record)
 	}
 }
 
@@ -270,6 +290,9 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		reason, failure = acp.StopCancelled, nil
 	}
 	s.closeOpen(ctx, true, "ABORTED", "tool call aborted", "tool call aborted before it started")
+	// Steered messages no model request took stay the user's input: logged
+	// after the closed calls, they are in the context of the next turn.
+	s.joinSteered(ctx, s.steer.end())
 	end := session.TurnEnd{Turn: turn, StopReason: string(reason)}
 	if failure != nil {
 		end.Error = failure.Message
@@ -290,10 +313,26 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn, nil
 	}
-	// The prompt enters the model's context (state.apply), live and on load.
-	s.emit(ctx, session.New(session.UserContext{}))
+	// The files may have changed since the last turn (another bridge
+	// process remembered an answer, the project's settings were edited).
+	s.policy.reload(ctx)
+	if proj, ok := s.policy.untrusted(); ok {
+		s.perm.askTrust(ctx, proj)
+	}
+	blocked, extra := s.policy.promptSubmitted(ctx, text)
+	if blocked != "" {
+		s.status(ctx, session.Notice{Severity: acp.NoticeWarning, Title: "The prompt was not sent", Description: blocked})
+		return acp.StopEndTurn, nil
+	}
+	// The prompt enters the model's context (state.apply), live and on
+	// load, with what UserPromptSubmit hooks added.
+	s.emit(ctx, session.New(session.UserContext{Context: extra}))
+	s.steer.begin() // prompt closes it (steer.go)
 
 	for range s.a.o.MaxTurnRequests {
+		// What the user steered since the last request joins here, after
+		// the results of the calls it answered.
+		s.joinSteered(ctx, s.steer.take())
 		s.keepRoom(ctx) // compaction.go
 		msg, finish, err := s.stream(ctx)
 		if err != nil && ctx.Err() == nil && isContextWindow(err) && msg.Content == "" && len(msg.ToolCalls) == 0 {
@@ -315,8 +354,11 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 			return acp.StopCancelled, nil
 		}
 		if err != nil {
-			s.a.log.Warn("model request failed", "session", s.id, "err", err)
-			return acp.StopEndTurn, promptError(err)
+			// The editor shows the error (the response): a log line at the
+			// default level would be shown again by a client that treats
+			// stderr as errors (acp.el).
+			s.a.log.Info("model request failed", "session", s.id, "err", err)
+			return acp.StopEndTurn, promptError(err, s.editor)
 		}
 		cards := s.commit(msg)
 		if len(msg.ToolCalls) == 0 {
@@ -327,6 +369,9 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 				// The turn's end drops it from the context (state.apply).
 				s.a.log.Info("the model refused; the turn leaves the model's context", "session", s.id)
 				return acp.StopRefusal, nil
+			}
+			if s.steer.more() {
+				continue // the user steered while the model answered: it reads that next
 			}
 			return acp.StopEndTurn, nil
 		}
@@ -401,11 +446,10 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 
 // runTools runs one step's tool calls through the pipeline. Each call is
 // logged (its card appears) before any policy runs on it, and results are
-// logged in model order; consecutive concurrency-safe calls overlap. Live
-// output is coalesced per call and flushed before its result is logged.
+// logged in model order; consecutive concurrency-safe calls overlap. The
+// session's call recorder (calls.go) logs, coalesces and closes each one.
 func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
 	calls := make([]*registry.Call, len(tcs))
-	outs := make([]*outputCoalescer, len(tcs))
 	for i, tc := range tcs {
 		args := tc.Arguments
 		if !json.Valid(args) {
@@ -414,17 +458,10 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 			args, _ = json.Marshal(string(args))
 		}
 		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files}
-		outs[i] = s.liveOutput(ctx, tc.ID)
-		calls[i].Output = outs[i].Write
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
-		Logged: func(_ int, c *registry.Call) {
-			s.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Input: c.Decoded()}))
-		},
-		Done: func(i int, c *registry.Call, r registry.Result) {
-			outs[i].Close()
-			s.emit(ctx, session.New(session.ToolResult{CallID: c.ID, Result: r}))
-		},
+		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },
+		Done:   func(_ int, c *registry.Call, r registry.Result) { s.calls.finish(ctx, c, r) },
 	})
 }
 

@@ -20,6 +20,18 @@ import (
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 )
 
+// builtDir is where buildBridge put the binary; TestMain removes it, so a
+// run leaves no binary in $TMPDIR.
+var builtDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
+}
+
 // buildBridge builds cmd/acp-bridge into a temp dir once per test binary.
 var buildBridge = sync.OnceValues(func() (string, error) {
 	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
@@ -30,6 +42,7 @@ var buildBridge = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	builtDir = dir
 	bin := filepath.Join(dir, "acp-bridge")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/acp-bridge")
 	cmd.Dir = strings.TrimSpace(string(root))

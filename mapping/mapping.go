@@ -57,6 +57,10 @@ type Options struct {
 	// ZeroBasedLines: the client reads locations[].line as a 0-based row
 	// (see ZeroBasedLines); lines go out one less than the 1-based line.
 	ZeroBasedLines bool
+	// BooleanOptions: the client takes boolean config options
+	// (clientCapabilities.session.configOptions.boolean); without it they
+	// are left out of every option list (the kit's ACP-CONFIG-003).
+	BooleanOptions bool
 }
 
 // Translator keeps the per-session state the translation needs (which card
@@ -67,6 +71,9 @@ type Translator struct {
 	o     Options
 	calls map[string]*call
 	mode  string // the last permission mode sent (controls.go)
+	// hideThoughts: the show_thoughts switch is off (the last controls
+	// said so), so reasoning stays in the log and out of the thread.
+	hideThoughts bool
 }
 
 // call is what the translator remembers about one card.
@@ -108,28 +115,48 @@ func New(tools Tools, o Options) *Translator {
 	return &Translator{tools: tools, o: o, calls: map[string]*call{}}
 }
 
+// user is the user's own message, which a replay sends back; live, the
+// editor has it already.
+func (t *Translator) user(p session.UserMessage) []acp.Update {
+	if !t.o.Replay {
+		return nil
+	}
+	var blocks []acp.ContentBlock
+	if json.Unmarshal(p.Prompt, &blocks) != nil {
+		blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
+	}
+	// Consecutive text blocks are one chunk with the separator the model
+	// read (acp.TextSeparator): a client glues a message's chunks.
+	out := make([]acp.Update, 0, len(blocks))
+	for i, b := range blocks {
+		if i > 0 && b.Type == "text" && blocks[i-1].Type == "text" {
+			prev := out[len(out)-1].(acp.UserMessageChunk)
+			prev.Content.Text += acp.TextSeparator(prev.Content.Text, b.Text) + b.Text
+			out[len(out)-1] = prev
+			continue
+		}
+		out = append(out, acp.UserMessageChunk{Content: b})
+	}
+	return out
+}
+
 // Translate turns one event into the updates the editor should see, in order.
 func (t *Translator) Translate(ev session.Event) []acp.Update {
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
-		if !t.o.Replay {
-			return nil
-		}
-		var blocks []acp.ContentBlock
-		if json.Unmarshal(p.Prompt, &blocks) != nil {
-			blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
-		}
-		out := make([]acp.Update, 0, len(blocks))
-		for _, b := range blocks {
-			out = append(out, acp.UserMessageChunk{Content: b})
-		}
-		return out
+		return t.user(p)
+	case session.UserSteer:
+		// The client showed it when the user sent it, as it shows a prompt.
+		return t.user(session.UserMessage(p))
 	case session.AssistantChunk:
 		if p.Text == "" {
 			return nil
 		}
 		chunk := acp.ContentChunk{Content: acp.TextBlock(p.Text), MessageID: p.MessageID}
 		if p.Kind == "thought" {
+			if t.hideThoughts {
+				return nil
+			}
 			return []acp.Update{acp.AgentThoughtChunk(chunk)}
 		}
 		return []acp.Update{acp.AgentMessageChunk(chunk)}

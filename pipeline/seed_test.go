@@ -23,9 +23,11 @@ func TestCancellationNeverRunsOrSucceeds(t *testing.T) {
 	tests := []struct {
 		name string
 		// mw is the one middleware; cancel cancels the caller's context.
-		mw        func(cancel context.CancelFunc) Middleware
-		post      func(cancel context.CancelFunc) PostHook
-		body      func(ctx context.Context) (string, error)
+		mw   func(cancel context.CancelFunc) Middleware
+		post func(cancel context.CancelFunc) PostHook
+		// body runs as the tool; cancel is the caller's, so a case can
+		// cancel once the body is known to run (not after a delay).
+		body      func(ctx context.Context, cancel context.CancelFunc) (string, error)
 		preCancel bool
 		args      string // the call's arguments; {} when empty
 
@@ -61,17 +63,22 @@ func TestCancellationNeverRunsOrSucceeds(t *testing.T) {
 			},
 			stages: []string{"post", "observe"}, code: registry.CodeAbortedBeforeDispatch},
 		{name: "a middleware swaps in its own context: the caller's cancellation still reaches the body",
-			mw: func(cancel context.CancelFunc) Middleware {
+			mw: func(context.CancelFunc) Middleware {
 				return func(_ *registry.Def, next Next) Next {
 					return func(_ context.Context, c *registry.Call) registry.Result {
 						own, stop := context.WithTimeout(context.Background(), time.Hour)
 						defer stop()
-						time.AfterFunc(10*time.Millisecond, cancel)
 						return next(own, c)
 					}
 				}
 			},
-			body:    func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() },
+			// The caller cancels while the body runs: the body must see it
+			// through the middleware's own context.
+			body: func(ctx context.Context, cancel context.CancelFunc) (string, error) {
+				cancel()
+				<-ctx.Done()
+				return "", ctx.Err()
+			},
 			bodyRan: true, stages: []string{"post", "observe"}, code: registry.CodeAborted},
 		{name: "cancellation overtakes a middleware short-circuit",
 			mw: func(cancel context.CancelFunc) Middleware {
@@ -121,7 +128,7 @@ func TestCancellationNeverRunsOrSucceeds(t *testing.T) {
 			d := newDef(t, registry.Tool[args, string]{Run: func(ctx context.Context, _ *registry.Call, _ args) (string, error) {
 				ran.Store(true)
 				if tt.body != nil {
-					return tt.body(ctx)
+					return tt.body(ctx, cancel)
 				}
 				return "ok", nil
 			}})

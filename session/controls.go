@@ -33,10 +33,22 @@ type Controls struct {
 	// takes one (the thought_level option).
 	Effort  string   `json:"effort,omitempty"`
 	Efforts []Choice `json:"efforts,omitempty"`
+	// Switches are the on/off settings (boolean config options, shown
+	// only to clients that take them). A log from before them has none:
+	// each keeps its default.
+	Switches []Switch `json:"switches,omitempty"`
 	// Initial marks the controls a session was created with: the editor
 	// had them in the session/new response, so neither live nor a replay
 	// sends an update for them.
 	Initial bool `json:"initial,omitempty"`
+}
+
+// Switch is one on/off setting and its value.
+type Switch struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	On          bool   `json:"on"`
 }
 
 // Command is one slash command the session offers.

@@ -45,4 +45,19 @@ func (c MessageCall) Card() string {
 const TypeUserContext = "user/context" // UserContext
 
 // UserContext marks that the last user/message entered the model's context.
-type UserContext struct{}
+// Context is what UserPromptSubmit hooks added: it follows the prompt, as a
+// user message of its own.
+type UserContext struct {
+	Context []string `json:"context,omitempty"`
+}
+
+// TypeUserSteer is logged when a message the user sent during a running
+// turn (`_session/steering`) joins it: at the turn's next model request,
+// after the results of the calls in flight. It is user input and enters
+// the model's context as it is applied, live and on load.
+const TypeUserSteer = "user/steer" // UserSteer
+
+// UserSteer is a steered message, shaped as a prompt: the ACP content
+// blocks received, the text the model was given and the blocks whose
+// images it was given.
+type UserSteer UserMessage

@@ -8,10 +8,16 @@
 //
 //   - Unix: each group is a process group of its own (so a timeout or a
 //     cancel can kill a command's grandchildren), which also takes it out of
-//     the editor's reach. A watchdog, the bridge binary re-executed in reaper
+//     the editor's reach, and a marker in the environment its processes
+//     inherit (tree.go), so a process that left the group and lost its
+//     parent (a setsid'd daemon) is still found: ending a group signals the
+//     process group and every process carrying the marker or descending
+//     from one that does. On Linux the bridge is also the subreaper of what
+//     it starts (subreaper_linux.go) and reaps the orphans it adopts. A
+//     watchdog, the bridge binary re-executed in reaper
 //     mode (see [EnableReaper] and [RunReaper]), holds a pipe from the bridge
 //     and a list of the live groups; when the pipe closes, the bridge is
-//     gone, and it kills every group on the list. On Linux the leader also
+//     gone, and it kills every member of every group on the list. On Linux the leader also
 //     gets a parent-death signal, which covers the instant between its start
 //     and its registration.
 //   - Windows: each group is a Job Object that kills its processes when its

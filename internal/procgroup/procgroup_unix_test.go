@@ -24,19 +24,94 @@ func TestMain(m *testing.M) {
 	case "reaper":
 		os.Exit(RunReaper(os.Stdin))
 	case "bridge", "bridge-unguarded":
-		os.Exit(playBridge(os.Getenv(roleEnv) == "bridge"))
+		os.Exit(playBridge(os.Getenv(roleEnv) == "bridge", os.Getenv("PROCGROUP_TEST_PIDFILE")))
 	}
 	os.Exit(m.Run())
 }
 
+// daemonCmd leaves a grandchild in the group and a daemon outside it: its
+// own session (setsid), ignoring SIGTERM and SIGHUP, its pid written to
+// pidFile; the parent that started it exits at once, so it is an orphan.
+func daemonCmd(pidFile string) *exec.Cmd {
+	return exec.Command("sh", "-c", `(setsid sh -c 'trap "" TERM HUP; echo $$ > "$0"; exec sleep 30' "$1" </dev/null >/dev/null 2>&1 &) ; sleep 30 & sleep 30`, "sh", pidFile)
+}
+
+// readPid waits for a pid file to be written.
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && strings.HasSuffix(string(b), "\n") {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s", path)
+		}
+	}
+}
+
+// running reports whether pid runs (a zombie does not).
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Exists(pid) // no /proc (macOS): kill(2) says
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// gone polls until pid no longer runs or d passes.
+func gone(pid int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); running(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestDaemonIsAMember: a setsid'd daemon that ignores SIGTERM and whose
+// parent exited is still the group's: Alive sees it after the rest of the
+// group ended, Terminate does not end it (it ignores SIGTERM), Kill does.
+func TestDaemonIsAMember(t *testing.T) {
+	pidFile := t.TempDir() + "/daemon.pid"
+	cmd := daemonCmd(pidFile)
+	g, err := Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemon := readPid(t, pidFile)
+	t.Cleanup(func() { syscall.Kill(daemon, syscall.SIGKILL) })
+	syscall.Kill(-g.Pid(), syscall.SIGKILL) // the group, not the daemon
+	cmd.Wait()
+	if !running(daemon) {
+		t.Fatal("the daemon died with its old group: the test proves nothing")
+	}
+	if !g.Alive() {
+		t.Error("Alive is false while the daemon runs")
+	}
+	g.Terminate()
+	if gone(daemon, 300*time.Millisecond) {
+		t.Fatal("the daemon died of SIGTERM, which it ignores")
+	}
+	g.Kill()
+	if !gone(daemon, 2*time.Second) {
+		t.Error("the daemon survived Kill")
+	}
+	if g.Alive() {
+		t.Error("Alive is true after Kill")
+	}
+	g.Release()
+}
+
 // playBridge starts a command that leaves a grandchild in its group, prints
 // the group id, and waits to be killed.
-func playBridge(guarded bool) int {
+func playBridge(guarded bool, pidFile string) int {
 	if guarded {
 		os.Setenv(roleEnv, "reaper") // what the watchdog will run as
 		EnableReaper([]string{os.Args[0]}, nil)
 	}
-	g, err := Start(exec.Command("sh", "-c", "sleep 30 & sleep 30"))
+	g, err := Start(daemonCmd(pidFile))
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -75,10 +150,11 @@ func groupSize(t *testing.T, pgid int) int {
 }
 
 // TestKilledBridgeTakesItsGroups kills a bridge with SIGKILL while its
-// command and the command's background child run: with the watchdog the
-// whole group is gone within 2 s; without it the background child (in a
-// group the kernel's parent-death signal never reaches) runs on, which is
-// what the watchdog is for.
+// command, the command's background child and a daemon it started (its own
+// session, ignoring SIGTERM, orphaned) run: with the watchdog all of them
+// are gone within 2 s; without it the background child and the daemon (out
+// of the kernel's parent-death signal's reach) run on, which is what the
+// watchdog is for.
 func TestKilledBridgeTakesItsGroups(t *testing.T) {
 	for _, tt := range []struct {
 		role     string
@@ -88,8 +164,9 @@ func TestKilledBridgeTakesItsGroups(t *testing.T) {
 		{"bridge-unguarded", false},
 	} {
 		t.Run(tt.role, func(t *testing.T) {
+			pidFile := t.TempDir() + "/daemon.pid"
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), roleEnv+"="+tt.role)
+			cmd.Env = append(os.Environ(), roleEnv+"="+tt.role, "PROCGROUP_TEST_PIDFILE="+pidFile)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the editor's group, not ours
 			out, err := cmd.StdoutPipe()
 			if err != nil {
@@ -114,10 +191,15 @@ func TestKilledBridgeTakesItsGroups(t *testing.T) {
 					t.Fatalf("group %d never had sh and two sleeps", pgid)
 				}
 			}
+			daemon := readPid(t, pidFile)
+			t.Cleanup(func() { syscall.Kill(daemon, syscall.SIGKILL) })
 			cmd.Process.Kill()
 			cmd.Wait()
 			if gone := groupGone(pgid, 2*time.Second); gone != tt.wantGone {
 				t.Errorf("group %d gone within 2s after SIGKILL of the bridge: %v, want %v", pgid, gone, tt.wantGone)
+			}
+			if ok := gone(daemon, 2*time.Second); ok != tt.wantGone {
+				t.Errorf("setsid'd daemon %d gone within 2s after SIGKILL of the bridge: %v, want %v", daemon, ok, tt.wantGone)
 			}
 		})
 	}
@@ -204,11 +286,16 @@ func TestReadGroups(t *testing.T) {
 		{"+10\n-10\n+10\n", []int{10}},
 		{"-5\n+7", []int{7}},                           // a last line without newline counts
 		{"+1\n+0\n+-3\n+x\n\n+\n?9\n+12\n", []int{12}}, // never init, ourselves, or garbage
+		{"+10 7.1 500\n+11 7.2 600\n-11\n", []int{10}},
 	}
 	for _, tt := range tests {
 		got := slices.Sorted(maps.Keys(readGroups(strings.NewReader(tt.in))))
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("readGroups(%q) = %v, want %v", tt.in, got, tt.want)
 		}
+	}
+	g := readGroups(strings.NewReader(addLine(sysGroup{pgid: 42, token: "9.3", since: 1234})))[42]
+	if g != (sysGroup{pgid: 42, token: "9.3", since: 1234}) {
+		t.Errorf("addLine does not read back: %+v", g)
 	}
 }

@@ -4,13 +4,13 @@ package procgroup
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -31,7 +31,8 @@ func EnableReaper(argv []string, log *slog.Logger) {
 	}
 	watchdogMu.Lock()
 	defer watchdogMu.Unlock()
-	watchdog = &reaper{argv: argv, log: log, live: map[int]struct{}{}}
+	watchdog = &reaper{argv: argv, log: log, live: map[int]sysGroup{}}
+	enableSubreaper(log)
 }
 
 // reaperFor is the watchdog, running, or nil when none is enabled.
@@ -48,7 +49,8 @@ func reaperFor() *reaper {
 }
 
 // reaper is the bridge's side of the watchdog: the pipe to it and the groups
-// it has been told of. Every change is one line, "+pgid" or "-pgid".
+// it has been told of. Every change is one line: "+pgid token since" (the
+// group, its marker and its start; see sysGroup) or "-pgid".
 type reaper struct {
 	argv []string
 	log  *slog.Logger
@@ -56,7 +58,7 @@ type reaper struct {
 	mu     sync.Mutex
 	w      *os.File      // our end of the reaper's stdin; nil while none runs
 	exited chan struct{} // closed when the running reaper has been reaped
-	live   map[int]struct{}
+	live   map[int]sysGroup
 }
 
 // StopReaper ends the watchdog at a clean exit: it kills what is still
@@ -87,11 +89,15 @@ func StopReaper() {
 	}
 }
 
-func (r *reaper) add(pgid int) {
+func (r *reaper) add(g sysGroup) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.live[pgid] = struct{}{}
-	r.send("+" + strconv.Itoa(pgid) + "\n")
+	r.live[g.pgid] = g
+	r.send(addLine(g))
+}
+
+func addLine(g sysGroup) string {
+	return "+" + strconv.Itoa(g.pgid) + " " + g.token + " " + strconv.FormatUint(g.since, 10) + "\n"
 }
 
 func (r *reaper) remove(pgid int) {
@@ -156,45 +162,68 @@ func (r *reaper) ensure() {
 		}
 		r.mu.Unlock()
 	}()
-	for pgid := range r.live {
-		if _, err := fmt.Fprintf(pw, "+%d\n", pgid); err != nil {
+	for _, g := range r.live {
+		if _, err := io.WriteString(pw, addLine(g)); err != nil {
 			break // it died already; the next send starts another
 		}
 	}
 }
 
-// RunReaper is the watchdog's whole program: it reads "+pgid" and "-pgid"
-// lines from the bridge until the pipe closes, which happens when the bridge
-// exits or is killed (the kernel closes its end), and then kills every group
-// still listed. It returns the exit status.
+// RunReaper is the watchdog's whole program: it reads the bridge's lines
+// until the pipe closes, which happens when the bridge exits or is killed
+// (the kernel closes its end), and then kills every group still listed:
+// the process group and every process carrying the group's marker or
+// descending from one that does (see members), whether it left the group or
+// lost its parent. It returns the exit status.
 func RunReaper(in io.Reader) int {
 	// A terminal's Ctrl-C or hang-up is for the bridge; the reaper must
 	// outlive it long enough to clean up.
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
 	live := readGroups(in)
-	for pgid := range live {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// A member may fork between the scan and the kill: scan again until
+	// nothing is left, a bounded number of times.
+	for range 10 {
+		left := false
+		for _, g := range live {
+			_ = signalGroup(g, syscall.SIGKILL)
+			left = left || groupAlive(g)
+		}
+		if !left {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	return 0
 }
 
 // readGroups folds the bridge's lines into the set of live groups, until
 // the input ends. Lines it cannot read are skipped: the bridge wrote them.
-func readGroups(in io.Reader) map[int]struct{} {
-	live := map[int]struct{}{}
+// A "+pgid" line without marker and start (an older bridge) is a group
+// found by its process group alone.
+func readGroups(in io.Reader) map[int]sysGroup {
+	live := map[int]sysGroup{}
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		line := sc.Text()
 		if len(line) < 2 {
 			continue
 		}
-		pgid, err := strconv.Atoi(line[1:])
+		f := strings.Fields(line[1:])
+		if len(f) == 0 {
+			continue
+		}
+		pgid, err := strconv.Atoi(f[0])
 		if err != nil || pgid <= 1 {
 			continue // never kill(-1) or kill(0): everything, or ourselves
 		}
+		g := sysGroup{pgid: pgid}
+		if len(f) == 3 {
+			g.token = f[1]
+			g.since, _ = strconv.ParseUint(f[2], 10, 64)
+		}
 		switch line[0] {
 		case '+':
-			live[pgid] = struct{}{}
+			live[pgid] = g
 		case '-':
 			delete(live, pgid)
 		}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-bridge/acp-bridge/internal/ansi"
 	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
@@ -30,11 +31,17 @@ const shutdownGrace = 200 * time.Millisecond
 type Options struct {
 	DefaultTimeout time.Duration // 120 s
 	MaxTimeout     time.Duration // 600 s; a longer timeout_ms is clamped to it
-	KillGrace      time.Duration // 3 s between SIGTERM and SIGKILL (shutdownGrace when the editor is gone)
+	KillGrace      time.Duration // 3 s between SIGTERM and SIGKILL after a timeout or a finished command's leftovers
+	CancelGrace    time.Duration // 1 s between SIGTERM and SIGKILL when the call is cancelled (shutdownGrace when the editor is gone)
 	TailBytes      int           // 64,000 bytes per stream for the model
 	SpillDir       string        // os.TempDir()
 	MaxSpillBytes  int64         // 64 MiB per stream in the spill file
 	ChunkBytes     int           // 256 KiB read size
+
+	// For Exec: what the command reads on stdin (nil: /dev/null) and the
+	// variables added to its environment.
+	stdin []byte
+	env   []string
 }
 
 func (o *Options) withDefaults() Options {
@@ -50,6 +57,11 @@ func (o *Options) withDefaults() Options {
 	}
 	if v.KillGrace <= 0 {
 		v.KillGrace = 3 * time.Second
+	}
+	if v.CancelGrace <= 0 {
+		// A cancel is the user stopping the work: what ignores SIGTERM is
+		// gone within 2 s of it.
+		v.CancelGrace = time.Second
 	}
 	if v.TailBytes <= 0 {
 		v.TailBytes = 64_000
@@ -177,14 +189,15 @@ func presentResult(in Args, r registry.Result) registry.View {
 }
 
 // render is the model's text: stdout, then stderr, then where cut output
-// went, then how the command ended.
+// went, then how the command ended. Colour and cursor codes are noise to a
+// model (and cost tokens): they go; the terminal card keeps them.
 func render(o Outcome) string {
 	var parts []string
-	if o.Stdout.Text != "" {
-		parts = append(parts, strings.TrimRight(o.Stdout.Text, "\n"))
+	if out := strings.TrimRight(ansi.Strip(o.Stdout.Text), "\n"); out != "" {
+		parts = append(parts, out)
 	}
-	if o.Stderr.Text != "" {
-		parts = append(parts, "[stderr]\n"+strings.TrimRight(o.Stderr.Text, "\n"))
+	if out := strings.TrimRight(ansi.Strip(o.Stderr.Text), "\n"); out != "" {
+		parts = append(parts, "[stderr]\n"+out)
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "(no output)")
@@ -260,8 +273,11 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	// a grace period, which we do ourselves.
 	cmd := exec.Command(shell, "-c", in.Command)
 	cmd.Dir = cwd
-	cmd.Env = scrubbedEnv()
+	cmd.Env = append(scrubbedEnv(), o.env...)
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
+	if o.stdin != nil {
+		cmd.Stdin = bytes.NewReader(o.stdin)
+	}
 
 	if dc, ok := c.Files.(DiskChanges); ok {
 		end := dc.BeginDiskChanges()
@@ -301,7 +317,7 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	case <-ctx.Done():
 		timer.Stop()
 		aborted = true
-		grace := o.KillGrace
+		grace := o.CancelGrace
 		if errors.Is(context.Cause(ctx), registry.ErrShutdown) {
 			grace = shutdownGrace // the editor is gone: nobody waits for a clean stop
 		}

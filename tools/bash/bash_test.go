@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acp-bridge/acp-bridge/registry"
 )
@@ -279,12 +280,57 @@ func TestCancelKillsGroup(t *testing.T) {
 		}
 		cancel()
 	}()
-	_, err := call(t, ctx, &Options{KillGrace: 500 * time.Millisecond}, dir, Args{Command: family}, &live)
+	_, err := call(t, ctx, &Options{CancelGrace: 500 * time.Millisecond}, dir, Args{Command: family}, &live)
 	var te *registry.Error
 	if !asToolError(err, &te) || te.Code != "ABORTED" || te.Message != "tool call aborted" {
 		t.Fatalf("err = %v, want ABORTED tool call aborted", err)
 	}
 	assertGone(t, dir)
+}
+
+// daemon starts a process in a session of its own that ignores SIGTERM and
+// SIGHUP and whose parent exits (what nohup, daemonize and dev-server
+// scripts do), its pid in daemon.pid.
+const daemon = `(setsid bash -c 'trap "" TERM HUP; echo $$ > daemon.pid; exec sleep 300' </dev/null >/dev/null 2>&1 &)
+while [ ! -s daemon.pid ]; do sleep 0.01; done
+echo started
+`
+
+// TestDaemonsDoNotOutliveTheCall: the daemon left the process group and
+// lost its parent, and still ends with the call, however the call ends.
+func TestDaemonsDoNotOutliveTheCall(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		command string
+		cancel  bool
+	}{
+		{"the command finishes", daemon, false},
+		{"the call is cancelled", daemon + "sleep 300", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var live liveOutput
+			if tt.cancel {
+				go func() {
+					for !strings.Contains(live.String(), "started") {
+						time.Sleep(5 * time.Millisecond)
+					}
+					cancel()
+				}()
+			}
+			_, err := call(t, ctx, &Options{KillGrace: 300 * time.Millisecond}, dir, Args{Command: tt.command}, &live)
+			if tt.cancel != (err != nil) {
+				t.Fatalf("err = %v", err)
+			}
+			pid := readPids(t, dir, "daemon.pid")[0]
+			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			if !gone(pid) {
+				t.Errorf("daemon %d still runs after the call returned", pid)
+			}
+		})
+	}
 }
 
 func TestSIGKILLAfterGrace(t *testing.T) {
@@ -338,29 +384,35 @@ func TestPermission(t *testing.T) {
 	tests := []struct {
 		cmd, key, subject string
 	}{
-		{"go test ./...", "bash:go test", "`go test`"},
-		{"git status", "bash:git status", "`git status`"},
-		{"ls -la", "bash:ls", "`ls`"},
-		{"npm run-script build", "bash:npm run-script", "`npm run-script`"},
-		{"go test && rm -rf ~", "bash:go test && rm -rf ~", "`go test && rm -rf ~`"},
-		{"go test; curl x | sh", "bash:go test; curl x | sh", "`go test; curl x | sh`"},
-		{"echo $(whoami)", "bash:echo $(whoami)", "`echo $(whoami)`"},
-		{"PATH=/tmp go test", "bash:PATH=/tmp go test", "`PATH=/tmp go test`"},
-		{"cat > out.txt", "bash:cat > out.txt", "`cat > out.txt`"},
-		{"go test\nrm x", "bash:go test\nrm x", "`go test\nrm x`"},
-		{`git commit -m "fix the bug; really"`, "bash:git commit", "`git commit`"},
-		{`go test -run 'A|B' ./...`, "bash:go test", "`go test`"},
-		{`git commit -m "$(rm -rf ~)"`, `bash:git commit -m "$(rm -rf ~)"`, "`git commit -m \"$(rm -rf ~)\"`"},
-		{"echo \"`id`\"", "bash:echo \"`id`\"", "`echo \"`id`\"`"},
-		{`'rm' -rf x`, `bash:'rm' -rf x`, "`'rm' -rf x`"},
-		{`echo 'unterminated`, `bash:echo 'unterminated`, "`echo 'unterminated`"},
-		{`echo a\;b`, `bash:echo a\;b`, "`echo a\\;b`"},
-		{"ls *.go", "bash:ls", "`ls`"},
+		{"go test ./...", "bash:go test", "`go test` commands"},
+		{"git status", "bash:git status", "`git status` commands"},
+		{"ls -la", "bash:ls", "`ls` commands"},
+		{"npm run-script build", "bash:npm run-script", "`npm run-script` commands"},
+		{"echo from the program", "bash:echo from", "`echo from` commands"},
+		{"go test && rm -rf ~", "bash:go test && rm -rf ~", "exactly `go test && rm -rf ~`"},
+		{"go test; curl x | sh", "bash:go test; curl x | sh", "exactly `go test; curl x | sh`"},
+		{"echo $(whoami)", "bash:echo $(whoami)", "exactly `echo $(whoami)`"},
+		{"PATH=/tmp go test", "bash:PATH=/tmp go test", "exactly `PATH=/tmp go test`"},
+		{"cat > out.txt", "bash:cat > out.txt", "exactly `cat > out.txt`"},
+		{"go test\nrm x", "bash:go test\nrm x", "this exact command"},
+		{`git commit -m "fix the bug; really"`, "bash:git commit", "`git commit` commands"},
+		{`go test -run 'A|B' ./...`, "bash:go test", "`go test` commands"},
+		{`git commit -m "$(rm -rf ~)"`, `bash:git commit -m "$(rm -rf ~)"`, "exactly `git commit -m \"$(rm -rf ~)\"`"},
+		{"echo \"`id`\"", "bash:echo \"`id`\"", "exactly `echo \"`id`\"`"},
+		{`'rm' -rf x`, `bash:'rm' -rf x`, "exactly `'rm' -rf x`"},
+		{`echo 'unterminated`, `bash:echo 'unterminated`, "exactly `echo 'unterminated`"},
+		{`echo a\;b`, `bash:echo a\;b`, "exactly `echo a\\;b`"},
+		{"ls *.go", "bash:ls", "`ls` commands"},
+		{"/opt/some/very/long/toolchain/path/bin/compiler build", "bash:/opt/some/very/long/toolchain/path/bin/compiler build", "commands of this program"},
+		{"for f in *.go; do gofmt -l \"$f\"; done && echo all formatted", "bash:for f in *.go; do gofmt -l \"$f\"; done && echo all formatted", "this exact command"},
 	}
 	for _, tt := range tests {
 		p := permission(&registry.Call{}, Args{Command: tt.cmd})
 		if p == nil || p.Key != tt.key || p.Subject != tt.subject {
 			t.Errorf("%q: got %+v, want key %q subject %q", tt.cmd, p, tt.key, tt.subject)
+		}
+		if n := utf8.RuneCountInString(p.Subject); n > maxSubject {
+			t.Errorf("%q: subject %q has %d runes: the option name would be cut", tt.cmd, p.Subject, n)
 		}
 	}
 }

@@ -24,21 +24,27 @@ func waitGroupGone(g *procgroup.Group, d time.Duration) bool {
 }
 
 // terminate stops the group while its leader may still run: SIGTERM to
-// everyone, then SIGKILL if the leader has not exited within grace. The
-// leader is waited for on exited (closed by the goroutine that reaps it), so
-// its pid, and with it the group id, cannot be reused while we signal.
+// every member, then SIGKILL to whatever still runs (the leader, or a member
+// that ignores SIGTERM, such as a daemon) once grace has passed. The leader
+// is waited for on exited (closed by the goroutine that reaps it), so its
+// pid, and with it the group id, cannot be reused while we signal.
 func terminate(g *procgroup.Group, exited <-chan struct{}, grace time.Duration) {
 	_ = g.Terminate()
+	deadline := time.Now().Add(grace)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-exited:
-		// The shell is gone; stragglers get the same grace below.
-		killStragglers(g, grace)
+		// The shell is gone; the rest of the group gets what is left of
+		// the same grace, not a second one.
+		if waitGroupGone(g, time.Until(deadline)) {
+			return
+		}
 	case <-t.C:
-		_ = g.Kill()
-		<-exited
 	}
+	_ = g.Kill()
+	<-exited
+	waitGroupGone(g, time.Second)
 }
 
 // killStragglers ends what is left of the group after its leader exited:

@@ -22,6 +22,16 @@ var update = flag.Bool("update", false, "rewrite the scenario goldens in conform
 
 var binDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "acp-conform-test-") })
 
+// TestMain removes the binaries built for the tests, so a run leaves
+// nothing in $TMPDIR.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dir, err := binDir(); err == nil {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
 // build compiles a main package (a path of this module or of a dependency
 // in the module cache) once per test binary.
 func build(pkg, name string) (string, error) {

@@ -1,0 +1,164 @@
+// The protocol features clients use beyond schema 1.25's basics, driven
+// through the official TypeScript SDK (its /unstable entry point) against
+// the real acp-bridge binary: steering, $/cancel_request, boolean config
+// options, titles and archive, elicitation, providers. argv: the bridge
+// command; $SCENARIO (JSON) names the scenario and its inputs; $OUT gets
+//   {lines: [{proc, dir: "in"|"out", line}], sessions: {id: [update...]},
+//    responses: {name: result}, errors: {name: {code, message}},
+//    marks: {name: number of updates of the session seen so far},
+//    elicitations: [params]}
+// The Go test (tsfeatures_test.go) runs each scenario and asserts on it. A
+// scenario may start the bridge more than once (a restart) over the same
+// state directory; proc numbers the processes.
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import { writeFileSync } from "node:fs";
+import { client, ndJsonStream } from "@agentclientprotocol/sdk/unstable";
+
+const scenario = JSON.parse(process.env.SCENARIO);
+const [cmd, ...args] = process.argv.slice(2);
+const seen = { lines: [], sessions: {}, responses: {}, errors: {}, marks: {}, elicitations: [] };
+const text = (t) => [{ type: "text", text: t }];
+
+// control talks to the Go test's model server: wait for an event there
+// (the model got a request), or fire one (the model may answer).
+const control = async (verb, name) => {
+  const r = await fetch(`${scenario.control}/${verb}/${name}`, { method: "POST" });
+  if (!r.ok) throw new Error(`control ${verb} ${name}: ${r.status}`);
+};
+
+let procs = 0;
+// bridge runs fn against one fresh bridge process, then ends it by closing
+// its stdin (as an editor that quits).
+async function bridge(fn) {
+  const proc = procs++;
+  const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "inherit"] });
+  const tap = (dir) => {
+    let buf = "";
+    return new TransformStream({
+      transform(chunk, ctl) {
+        buf += new TextDecoder().decode(chunk, { stream: true });
+        let i;
+        while ((i = buf.indexOf("\n")) >= 0) {
+          seen.lines.push({ proc, dir, line: buf.slice(0, i) });
+          buf = buf.slice(i + 1);
+        }
+        ctl.enqueue(chunk);
+      },
+    });
+  };
+  const fromAgent = Readable.toWeb(child.stdout).pipeThrough(tap("in"));
+  const toAgent = tap("out");
+  toAgent.readable.pipeTo(Writable.toWeb(child.stdin)).catch(() => {});
+  const app = client({ name: "acp-bridge-features-check" })
+    .onNotification("session/update", ({ params }) => {
+      (seen.sessions[params.sessionId] ??= []).push(params.update);
+    })
+    .onRequest("session/request_permission", ({ params }) => {
+      const allow = params.options.find((o) => o.kind === "allow_once") ?? params.options[0];
+      return { outcome: { outcome: "selected", optionId: allow.optionId } };
+    })
+    .onRequest("elicitation/create", ({ params }) => {
+      seen.elicitations.push(params);
+      return scenario.elicitationAnswer ?? { action: "decline" };
+    });
+  try {
+    await app.connectWith(ndJsonStream(toAgent.writable, fromAgent), fn);
+  } catch (e) {
+    seen.errors[`connection${proc}`] = { message: String(e?.stack ?? e) };
+  } finally {
+    child.stdin.end();
+    await new Promise((r) => child.once("exit", r));
+  }
+}
+
+// call makes one request and keeps its answer (or error) under name.
+const call = async (ctx, name, method, params, options) => {
+  try {
+    const r = await ctx.request(method, params, options);
+    seen.responses[name] = r ?? {};
+    return r;
+  } catch (e) {
+    seen.errors[name] = { code: e?.code, message: String(e?.message ?? e), data: e?.data };
+    return undefined;
+  }
+};
+const mark = (name, sid) => {
+  seen.marks[name] = (seen.sessions[sid] ?? []).length;
+};
+
+const init = (ctx, caps) =>
+  call(ctx, "initialize", "initialize", {
+    protocolVersion: 1,
+    clientCapabilities: caps ?? scenario.clientCapabilities ?? {},
+    clientInfo: { name: "features-check", version: "1" },
+  });
+const newSession = (ctx, name = "new") => call(ctx, name, "session/new", { cwd: scenario.cwd, mcpServers: scenario.mcpServers ?? [] });
+const steeringMeta = { steering: { idleBehavior: "promptRequired" } };
+
+const scenarios = {
+  // A message steered between two model requests of a running turn joins
+  // it; with no turn running the answer is promptRequired; a load replays
+  // the steered message where it joined.
+  async steering() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      const sid = s.sessionId;
+      await call(ctx, "idleSteer", "_session/steering", { sessionId: sid, prompt: text("too early"), _meta: steeringMeta });
+      const prompt = call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) });
+      await control("wait", "first-request");
+      await call(ctx, "steer", "_session/steering", { sessionId: sid, prompt: text(scenario.steer), _meta: steeringMeta });
+      await control("fire", "steered");
+      await prompt;
+      await call(ctx, "lateSteer", "_session/steering", { sessionId: sid, prompt: text("too late"), _meta: steeringMeta });
+      mark("load", sid);
+      await call(ctx, "load", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
+    });
+  },
+
+  // $/cancel_request on a running prompt, then on a load as it starts.
+  async cancelRequest() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      const sid = s.sessionId;
+      const ac = new AbortController();
+      const prompt = call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) }, { cancellationSignal: ac.signal });
+      await control("wait", "first-request");
+      ac.abort();
+      await prompt;
+      await call(ctx, "again", "session/prompt", { sessionId: sid, prompt: text("again after cancel") });
+      const al = new AbortController();
+      const load = call(ctx, "load", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] }, { cancellationSignal: al.signal });
+      al.abort();
+      await load;
+      mark("reload", sid);
+      await call(ctx, "reload", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
+    });
+  },
+
+  // Boolean config options: listed, toggled, and acted on (show_thoughts
+  // off hides the reasoning), only for a client that takes them.
+  async booleans() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      const sid = s.sessionId;
+      if (scenario.toggle) {
+        await call(ctx, "set", "session/set_config_option", { sessionId: sid, configId: "show_thoughts", type: "boolean", value: false });
+      } else {
+        await call(ctx, "set", "session/set_config_option", { sessionId: sid, configId: "mode", value: "plan" });
+      }
+      await call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) });
+    });
+  },
+};
+
+try {
+  await scenarios[scenario.name]();
+} catch (e) {
+  seen.errors.scenario = { message: String(e?.stack ?? e) };
+} finally {
+  writeFileSync(process.env.OUT, JSON.stringify(seen));
+}

@@ -17,7 +17,7 @@ import (
 // with every case of the edit corpus (tools/fs/match/testdata/corpus, cases
 // restated from the peers' tests). One session, one prompt per case: the
 // scripted model reads the case's file and edits it; the test checks the
-// file on disk, the failure code and message of a refusal, and for a
+// file on disk, the failure (known by its sentence) of a refusal, and for a
 // landed edit that the card's diff is exactly what was applied and its
 // title says how a tolerant match was made. The figure is logged.
 func TestEditCorpus(t *testing.T) {
@@ -103,10 +103,9 @@ func TestEditCorpus(t *testing.T) {
 		if final == nil {
 			t.Fatalf("%s: the edit has no final update", c.ID())
 		}
-		raw, _ := final["rawOutput"].(map[string]any)
-		code, _ := raw["code"].(string)
-		msg, _ := raw["content"].(string)
+		msg := rawText(final)
 		landed := final["status"] == "completed"
+		code := refusalCode(msg)
 		if !landed && got != c.File {
 			t.Errorf("%s: a refused edit changed the file: %q", c.ID(), got)
 		}
@@ -163,4 +162,32 @@ func checkDiffApplied(t *testing.T, id, before, after string, u map[string]any) 
 	if text != norm(after) {
 		t.Errorf("%s: the diff applied gives %q, the file is %q", id, text, norm(after))
 	}
+}
+
+// rawText is the text of a final update's rawOutput (a list of content
+// items), which is the result the model read.
+func rawText(u map[string]any) string {
+	items, _ := u["rawOutput"].([]any)
+	var b strings.Builder
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		c, _ := m["content"].(map[string]any)
+		t, _ := c["text"].(string)
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// refusalCode names the edit's failure from its text: the wire carries
+// the text, not the code, so each code is known by its sentence.
+func refusalCode(msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "Error: old_string and new_string are identical"):
+		return "FS_INVALID_EDIT"
+	case strings.Contains(msg, "provide a more specific old_string"), strings.Contains(msg, "Include more surrounding lines in old_string to pick one"):
+		return "FS_AMBIGUOUS_EDIT"
+	case strings.HasPrefix(msg, "Error: old_string was not found in"):
+		return "FS_EDIT_NOT_FOUND"
+	}
+	return ""
 }

@@ -430,3 +430,79 @@ func TestBinaryDoctorValidatesRulesAndHooks(t *testing.T) {
 		})
 	}
 }
+
+// The README's recipes, as written, through the binary: the user config
+// formats an edited Go file and keeps .env unreadable; the project file
+// (trusted) refuses rm -rf.
+func TestBinaryReadmeRecipesWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	for _, prog := range []string{"jq", "gofmt"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skipf("the formatting recipe needs %s: %v", prog, err)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "### Permission rules, hooks and tool limits\n")
+	if !ok {
+		t.Fatal("README.md has no section on rules and hooks")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var blocks []string
+	for rest := section; ; {
+		_, after, ok := strings.Cut(rest, "```yaml\n")
+		if !ok {
+			break
+		}
+		block, tail, _ := strings.Cut(after, "```\n")
+		blocks, rest = append(blocks, block), tail
+	}
+	if len(blocks) != 2 {
+		t.Fatalf("the section has %d yaml blocks, want the user's and the project's", len(blocks))
+	}
+	work := t.TempDir()
+	os.WriteFile(filepath.Join(work, ".env"), []byte("API_KEY=hunter2\n"), 0o600)
+	os.MkdirAll(filepath.Join(work, "build"), 0o755)
+	os.MkdirAll(filepath.Join(work, ".acp-bridge"), 0o755)
+	os.WriteFile(filepath.Join(work, ".acp-bridge", "settings.yaml"), []byte(blocks[1]), 0o644)
+
+	m := &oaiMock{t: t}
+	m.steps = append(m.steps, toolCalls(
+		[2]string{"write", `{"file_path":"main.go","content":"package main\nfunc main(){println( 1 )}\n"}`},
+		[2]string{"read", `{"file_path":".env"}`},
+		[2]string{"bash", `{"command":"cat .env"}`},
+		[2]string{"bash", `{"command":"rm -rf build"}`},
+		[2]string{"bash", `{"command":"go test ./..."}`},
+	), answerText("ok"))
+	c := policyBridge(t, m, t.TempDir(), blocks[0], "--permission-mode", "accept-edits")
+	c.answer = func(p map[string]any) string {
+		if id := p["toolCall"].(map[string]any)["toolCallId"].(string); strings.HasPrefix(id, "trust-") {
+			return "trust"
+		}
+		t.Errorf("asked about %v", p["toolCall"])
+		return "reject-once"
+	}
+	c.prompt(c.newSession(work), "go")
+	if b, _ := os.ReadFile(filepath.Join(work, "main.go")); string(b) != "package main\n\nfunc main() { println(1) }\n" {
+		t.Errorf("main.go after the formatting hook:\n%s", b)
+	}
+	for id, rule := range map[string]string{"call_2": "Read(.env)", "call_3": "Bash(*.env*)", "call_4": "Bash(rm -rf:*)"} {
+		got := toolMessage(m.reqs[1], id)
+		if !strings.Contains(got, rule) || strings.Contains(got, "hunter2") {
+			t.Errorf("%s: the model read %q, want a refusal naming %s", id, got, rule)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "build")); err != nil {
+		t.Errorf("rm -rf ran: %v", err)
+	}
+	if status, _ := c.final("call_5"); status != "completed" && status != "failed" {
+		t.Errorf("go test (allowed by the trusted project) did not run: %s", status)
+	}
+	if len(c.perms) != 1 {
+		t.Errorf("%d permission requests, want the trust prompt only", len(c.perms))
+	}
+}

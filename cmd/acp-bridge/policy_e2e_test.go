@@ -361,7 +361,8 @@ func TestBinaryCodeModeSubCallsPassTheRulesAndHooks(t *testing.T) {
 	victim := filepath.Join(work, "victim")
 	os.MkdirAll(victim, 0o755)
 	seen := filepath.Join(t.TempDir(), "seen")
-	config := "permissions:\n  deny: [\"Bash(rm -rf:*)\"]\nhooks:\n  PreToolUse:\n    - matcher: bash\n      command: cat >> " + seen + "\n"
+	config := "permissions:\n  deny: [\"Bash(rm -rf:*)\"]\nhooks:\n  PreToolUse:\n    - matcher: bash\n      command: cat >> " + seen + "\n" +
+		"  PostToolUse:\n    - matcher: bash\n      command: \"echo '{\\\"additionalContext\\\":\\\"the sub-call was checked\\\"}'\"\n"
 	program := `let refused = "";
 try { await tools.bash({command: "rm -rf victim"}) } catch (e) { refused = e.message }
 const ok = await tools.bash({command: "echo from the program"});
@@ -376,6 +377,11 @@ return {refused, ok};`
 	}
 	if got := toolMessage(m.reqs[1], "call_1"); !strings.Contains(got, "deny rule `Bash(rm -rf:*)`") || !strings.Contains(got, "from the program") {
 		t.Errorf("the program's result: %q", got)
+	}
+	// The sub-call's hook context follows the program's result.
+	msgs := m.reqs[1]["messages"].([]any)
+	if last := msgs[len(msgs)-1].(map[string]any); last["role"] != "user" || !strings.Contains(fmt.Sprint(last["content"]), "the sub-call was checked") {
+		t.Errorf("the request after the program ends with %v", last)
 	}
 	b, _ := os.ReadFile(seen)
 	if !strings.Contains(string(b), `"command":"echo from the program"`) || !strings.Contains(string(b), `"hook_event_name":"PreToolUse"`) {

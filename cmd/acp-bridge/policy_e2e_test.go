@@ -512,3 +512,71 @@ func TestBinaryReadmeRecipesWork(t *testing.T) {
 		t.Errorf("%d permission requests, want the trust prompt only", len(c.perms))
 	}
 }
+
+// An ask rule asks in bypass too, names itself, and offers no "always".
+func TestBinaryAskRuleAsksInBypass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	m := &oaiMock{t: t}
+	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"git push origin main"}`}), answerText("ok"))
+	c := policyBridge(t, m, t.TempDir(), "permissions:\n  ask: [\"Bash(git push:*)\"]\n  allow: [\"Bash(git:*)\"]\n", "--permission-mode", "bypass")
+	c.answer = func(map[string]any) string { return "reject-once" }
+	c.prompt(c.newSession(t.TempDir()), "push")
+	if len(c.perms) != 1 {
+		t.Fatalf("%d permission requests, want 1", len(c.perms))
+	}
+	var ids []string
+	for _, o := range c.perms[0]["options"].([]any) {
+		ids = append(ids, o.(map[string]any)["optionId"].(string))
+	}
+	if strings.Join(ids, " ") != "allow-once reject-once" {
+		t.Errorf("options %v, want allow once and reject only", ids)
+	}
+	if text := c.agentText(); !strings.Contains(text, "ask rule `Bash(git push:*)`") {
+		t.Errorf("the thread does not name the rule:\n%s", text)
+	}
+	if got := toolMessage(m.reqs[1], "call_1"); !strings.Contains(got, "rejected") {
+		t.Errorf("the model read %q", got)
+	}
+}
+
+// UserPromptSubmit hooks add context to a prompt or keep it from the
+// model; Stop hooks are told how the turn ended.
+func TestBinaryPromptAndStopHooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	stops := filepath.Join(t.TempDir(), "stops")
+	config := `hooks:
+  UserPromptSubmit:
+    - command: 'if grep -q password; then echo "prompts must not carry passwords" >&2; exit 2; fi; echo "branch: main"'
+  Stop:
+    - command: 'jq -r .stop_reason >> ` + stops + `'
+`
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("the Stop hook uses jq")
+	}
+	m := &oaiMock{t: t}
+	m.steps = append(m.steps, answerText("hello"))
+	c := policyBridge(t, m, t.TempDir(), config)
+	sid := c.newSession(t.TempDir())
+	c.prompt(sid, "hi")
+	if len(m.reqs) != 1 {
+		t.Fatalf("%d requests", len(m.reqs))
+	}
+	msgs := m.reqs[0]["messages"].([]any)
+	if last := msgs[len(msgs)-1].(map[string]any); last["role"] != "user" || last["content"] != "branch: main" {
+		t.Errorf("the request ends with %v, want the hook's context after the prompt", last)
+	}
+	c.prompt(sid, "my password is hunter2")
+	if len(m.reqs) != 1 {
+		t.Errorf("a blocked prompt reached the model")
+	}
+	if text := c.agentText(); !strings.Contains(text, "prompts must not carry passwords") {
+		t.Errorf("the thread does not say why:\n%s", text)
+	}
+	if b, _ := os.ReadFile(stops); string(b) != "end_turn\nend_turn\n" {
+		t.Errorf("Stop hooks saw %q", b)
+	}
+}

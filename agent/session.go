@@ -157,7 +157,9 @@ func (s *conversation) record(ctx context.Context, ev session.Event, send bool) 
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	updates := s.fold(s.log.Append(ev))
-	if !s.saveFailed {
+	// Said with an update the editor is sent: a log that could not even be
+	// created (session/new on a full disk) fails before any is.
+	if send && !s.saveFailed {
 		if err := s.log.Err(); err != nil {
 			// The disk filled up (or went away): say so once, where the
 			// user looks; the session goes on in memory.

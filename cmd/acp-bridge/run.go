@@ -81,6 +81,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// Off the start-up path: reading a busy temp directory cost up to a
 	// millisecond before the editor's initialize was answered.
 	go removeDeadSpills(os.TempDir(), logger)
+	// Off the start-up path too; our own journal is never swept (its pid runs).
+	go sweepTempFiles(cfg.stateDir, logger)
+	defer startJournal(cfg.stateDir, logger)()
 	if dir, err := os.MkdirTemp("", spillPrefix()); err == nil {
 		cfg.spillDir = dir
 		defer os.RemoveAll(dir)

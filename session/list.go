@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,7 +78,13 @@ func (st *Store) summary(name string, fi os.FileInfo) (Info, error) {
 		return c.info, c.err
 	}
 	p := filepath.Join(st.dir, name)
-	h, evs, _, err := readFileOf(p, func(typ string) bool { return typ == TypeTitle || typ == TypeUserMessage || typ == TypeArchive })
+	h, evs, _, _, err := readFileOf(p, func(typ string) bool { return typ == TypeTitle || typ == TypeUserMessage || typ == TypeArchive })
+	if err == nil && h.ID+".jsonl" != name {
+		// A log copied or renamed: session/load of its id opens the
+		// file named after it, not this one, and listing both would show
+		// the id twice.
+		err = &CorruptError{Path: p, Line: 1, Reason: fmt.Sprintf("the header names session %s, but the file is not %s.jsonl", h.ID, h.ID)}
+	}
 	var info Info
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {

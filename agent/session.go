@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/compact"
+	"github.com/acp-bridge/acp-bridge/internal/jobs"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -34,6 +35,7 @@ type conversation struct {
 	scope     *registry.Scope
 	pipe      *pipeline.Pipeline
 	files     *Files        // tools' file access and read-tracking (files.go)
+	jobs      *jobs.Table   // background commands, ended by close (jobs.go)
 	perm      *permissions  // approval requests and "always" answers (permission.go)
 	code      *codeMode     // tools mode and run_code (codemode.go)
 	ctl       *controls     // mode, model, tools mode, effort (modes.go)
@@ -69,6 +71,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
+	s.jobs = jobs.New(jobEvents{emit: s.emit})
 	s.perm = &permissions{id: id, client: a.client, log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()
@@ -227,6 +230,7 @@ func (s *conversation) cancel() {
 // tools the editor is gone (no grace periods).
 func (s *conversation) close(cause error) {
 	s.stopTurn(cause)
+	s.jobs.Close() // before the log closes: their ends are logged
 	s.mcp.stop()
 	if err := s.log.Close(); err != nil {
 		s.a.log.Info("closing the session log failed", "session", s.id, "err", err) // the failure the user was told of (record)
@@ -457,7 +461,7 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 			// stays valid and validation fails the call as INVALID_ARGS.
 			args, _ = json.Marshal(string(args))
 		}
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

@@ -298,3 +298,103 @@ func TestBinaryCodeModeInAPlainClient(t *testing.T) {
 		}
 	}
 }
+
+// Point 9: an app on the AI SDK provider takes rawOutput as the tool's
+// result: the command's output for bash, the error text for a failed call
+// (which it reads as content items). Its session/set_model is answered as
+// the model config option is, and a prompt sent while a turn runs is
+// answered after it, not refused.
+func TestBinaryAISDKProvider(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	m := &oaiMock{t: t, steps: steps(
+		answer("tool_calls", toolCall("c_bash", "bash", `{"command":"echo the output; echo a warning >&2","description":"Print"}`)),
+		answer("tool_calls", toolCall("c_missing", "read", `{"file_path":"missing.txt"}`)),
+		answer("stop", delta(`{"content":"Done."}`, "")),
+		answer("stop", delta(`{"content":"One."}`, "")),
+		answer("stop", delta(`{"content":"Two."}`, "")))}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	c, _ := startClient(t, aiSDKProfile, mockEnv, mockArgs(srv)...)
+	sess := c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
+	sid := sess["sessionId"]
+	c.call("session/prompt", textPrompt(sid, "run it"))
+
+	// What the provider hands the app: rawOutput, and for a failed call
+	// the text of its content items (formatToolError).
+	final := func(id string) map[string]any {
+		cards := c.card(id)
+		return cards[len(cards)-1]
+	}
+	itemsText := func(raw any) string {
+		var parts []string
+		for _, blk := range asList(raw) {
+			b := blk.(map[string]any)
+			if cc, ok := b["content"].(map[string]any); ok && b["type"] == "content" && cc["type"] == "text" {
+				parts = append(parts, cc["text"].(string))
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	if got := itemsText(final("c_bash")["rawOutput"]); !strings.Contains(got, "the output") || !strings.Contains(got, "a warning") || !strings.Contains(got, "[exit code: 0]") {
+		t.Errorf("bash rawOutput gives the app %q; card %v", got, final("c_bash"))
+	}
+	if f := final("c_missing"); f["status"] != "failed" || !strings.Contains(itemsText(f["rawOutput"]), "file not found") {
+		t.Errorf("a failed call's rawOutput gives the app %q; card %v", itemsText(f["rawOutput"]), f)
+	}
+
+	// session/set_model, as the model config option.
+	var current string
+	for _, o := range asList(sess["configOptions"]) {
+		if o := o.(map[string]any); o["id"] == "model" {
+			current = o["currentValue"].(string)
+		}
+	}
+	res := c.call("session/set_model", map[string]any{"sessionId": sid, "modelId": current})
+	if len(asList(res["configOptions"])) == 0 {
+		t.Errorf("session/set_model answered %v", res)
+	}
+	if _, err := c.request("session/set_model", map[string]any{"sessionId": sid, "modelId": "no/such-model"}); err == nil || err.Code != -32602 {
+		t.Errorf("session/set_model of an unknown model: %+v, want -32602 as the config option gives", err)
+	}
+
+	// Two prompts at once: both answered, in order.
+	results, errs := c.concurrent([2]any{"session/prompt", textPrompt(sid, "one")}, [2]any{"session/prompt", textPrompt(sid, "two")})
+	for i, r := range results {
+		if errs[i] != nil || r["stopReason"] != "end_turn" {
+			t.Errorf("prompt %d: %v, %+v", i+1, r, errs[i])
+		}
+	}
+	if len(m.reqs) != 5 || lastUserMessage(m.reqs[3]) != "one" || lastUserMessage(m.reqs[4]) != "two" {
+		t.Errorf("the model saw %d requests; the last two for %q, %q", len(m.reqs), lastUserMessage(m.reqs[3]), lastUserMessage(m.reqs[4]))
+	}
+}
+
+// Point 8: codecompanion opens a process per chat; chats opened and never
+// used do not fill the session picker, and stay loadable.
+func TestBinaryUnusedChatsNotListed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	m := &oaiMock{t: t, steps: steps(answer("stop", delta(`{"content":"Hi."}`, "")))}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	state, work := t.TempDir(), t.TempDir()
+	var ids []any
+	for i := range 3 {
+		c, _ := startClient(t, codeCompanionProfile, mockEnv, mockArgs(srv, "--state-dir", state)...)
+		sid := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"]
+		ids = append(ids, sid)
+		if i == 1 {
+			c.call("session/prompt", textPrompt(sid, "the one used chat"))
+		}
+		c.call("session/close", map[string]any{"sessionId": sid})
+	}
+	c, _ := startClient(t, codeCompanionProfile, mockEnv, mockArgs(srv, "--state-dir", state)...)
+	list := asList(c.call("session/list", map[string]any{"cwd": work})["sessions"])
+	if len(list) != 1 || list[0].(map[string]any)["sessionId"] != ids[1] || list[0].(map[string]any)["title"] != "the one used chat" {
+		t.Errorf("session/list = %v, want only the used chat %v", list, ids[1])
+	}
+	c.call("session/load", map[string]any{"sessionId": ids[0], "cwd": work, "mcpServers": []any{}}) // unlisted, still there
+}

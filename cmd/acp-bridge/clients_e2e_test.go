@@ -398,3 +398,58 @@ func TestBinaryUnusedChatsNotListed(t *testing.T) {
 	}
 	c.call("session/load", map[string]any{"sessionId": ids[0], "cwd": work, "mcpServers": []any{}}) // unlisted, still there
 }
+
+// Point 1: the diff the user approves is the diff that is applied. The
+// pending card and the permission request carry the hunks computed from
+// the file as it is now, with the context lines and final newline the
+// completed card has (agent-shell renders oldText/newText as given).
+func TestBinaryApprovedDiffIsAppliedDiff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	for _, p := range []clientProfile{agentShellProfile, codeCompanionProfile, zedProfile} {
+		t.Run(p.name, func(t *testing.T) {
+			work := t.TempDir()
+			file := filepath.Join(work, "notes.txt")
+			os.WriteFile(file, []byte("one\ntwo\nthree\nfour\nfive\nsix\nseven\n"), 0o644)
+			m := &oaiMock{t: t, steps: steps(
+				answer("tool_calls", toolCall("c_read", "read", `{"file_path":"notes.txt"}`)),
+				answer("tool_calls", toolCall("c_edit", "edit", `{"file_path":"notes.txt","old_string":"four","new_string":"FOUR"}`)),
+				answer("stop", delta(`{"content":"Done."}`, "")))}
+			srv := httptest.NewServer(m)
+			defer srv.Close()
+			c, _ := startClient(t, p, mockEnv, mockArgs(srv)...)
+			sid := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"]
+			c.call("session/prompt", textPrompt(sid, "edit it"))
+			if b, _ := os.ReadFile(file); string(b) != "one\ntwo\nthree\nFOUR\nfive\nsix\nseven\n" {
+				t.Fatalf("file = %q", b)
+			}
+			diffOf := func(u map[string]any) map[string]any {
+				for _, it := range asList(u["content"]) {
+					if it := it.(map[string]any); it["type"] == "diff" {
+						return it
+					}
+				}
+				return nil
+			}
+			cards := c.card("c_edit")
+			pending, completed := diffOf(cards[0]), diffOf(cards[len(cards)-1])
+			if completed == nil || cards[len(cards)-1]["status"] != "completed" {
+				t.Fatalf("completed card: %v", cards[len(cards)-1])
+			}
+			if !strings.HasSuffix(completed["oldText"].(string), "\n") || !strings.Contains(completed["oldText"].(string), "three\nfour\nfive") {
+				t.Errorf("the completed card's hunk lacks its context: %v", completed)
+			}
+			if fmt.Sprint(pending) != fmt.Sprint(completed) {
+				t.Errorf("pending card's diff\n%v\nis not the applied one\n%v", pending, completed)
+			}
+			if len(c.perms) != 1 {
+				t.Fatalf("%d permission requests, want 1", len(c.perms))
+			}
+			asked := diffOf(c.perms[0]["toolCall"].(map[string]any))
+			if fmt.Sprint(asked) != fmt.Sprint(completed) {
+				t.Errorf("the permission request's diff\n%v\nis not the applied one\n%v", asked, completed)
+			}
+		})
+	}
+}

@@ -153,6 +153,10 @@ func TestRecordedEndpoints(t *testing.T) {
 		name: "OpenRouter: an error after id and choices, finish_reason error, is retried", files: []string{"openrouter-midstream-error.http", "full-answer.http"},
 		text: "partial answer.", finish: FinishStop, requests: 2, discards: 1,
 	}, {
+		name: "MiniMax via OpenRouter: finish_reason length, then the limit as an in-band error: cut at the limit, thoughts kept",
+		files: []string{"openrouter-minimax-length.http"}, thought: "The user wants the whole module tree explained. Start with go.mod, then",
+		finish: FinishLength, usage: &Usage{InputTokens: 1830, OutputTokens: 64}, requests: 1, reasoning: "reasoning",
+	}, {
 		name: "OpenRouter: the error every time is reported, not ended as end_turn", files: []string{"openrouter-midstream-error.http"},
 		kind: ErrServer, inError: []string{"gave up after 3 attempts", "Provider returned error", "Chutes"}, requests: 3,
 	}, {

@@ -224,6 +224,13 @@ func (st *streamState) malformed(data []byte, err error) error {
 // chunk handles one decoded chunk (or whole response).
 func (st *streamState) chunk(c *wireChunk) error {
 	if we, ok := parseWireError(c.Error); len(c.Error) > 0 && ok {
+		if st.finish == FinishLength {
+			// The answer already ended at the token limit, and the
+			// endpoint says so again as an error (MiniMax through
+			// OpenRouter: "Token limit reached", finish_reason "error"):
+			// the answer stands, cut at the limit, with what it streamed.
+			return nil
+		}
 		return st.p.streamError(we)
 	}
 	if len(c.Choices) == 0 && c.Usage == nil {
@@ -256,6 +263,9 @@ func (st *streamState) chunk(c *wireChunk) error {
 		switch ch.FinishReason {
 		case "":
 		case "error":
+			if st.finish == FinishLength {
+				continue // the limit again (above)
+			}
 			// OpenRouter: the upstream provider failed mid-answer; the
 			// error object, when there is one, was handled above.
 			return st.p.streamError(wireError{Message: "the endpoint reported an error mid-answer (finish_reason \"error\")"})

@@ -143,7 +143,7 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 			return
 		}
 		defer stream.Close()
-		st := &streamState{p: p, yield: yield}
+		st := &streamState{p: p, yield: yield, leak: newLeakFilter(req)}
 		for !st.done && !st.stopped {
 			raw, err := stream.RecvRaw()
 			if errors.Is(err, errBodyEnded) {
@@ -184,6 +184,7 @@ type streamState struct {
 	done    bool // [DONE]: nothing more will come
 	stopped bool // the consumer stopped listening
 	sawData bool
+	leak    *leakFilter // answer text that may be calls written as text; nil without tools
 }
 
 func (st *streamState) emit(ev Event) {
@@ -298,7 +299,9 @@ func (st *streamState) delta(d *wireDelta) {
 	}
 	if text != "" {
 		st.outChars += len(text)
-		st.emit(Event{Kind: EventText, Text: text})
+		if text = st.leak.text(text); text != "" {
+			st.emit(Event{Kind: EventText, Text: text})
+		}
 	}
 	if d.Refusal != "" {
 		st.outChars += len(d.Refusal)
@@ -323,6 +326,24 @@ func (st *streamState) finishUp(req *Request, fail func(error)) {
 			return
 		}
 		st.finish = FinishStop // [DONE] without a finish_reason (some local servers)
+	}
+	leaked, rest := st.leak.end(st.calls.len() > 0)
+	if rest != "" {
+		st.emit(Event{Kind: EventText, Text: rest})
+	}
+	if len(leaked) > 0 {
+		// A server without a tool parser passed the model's calls through
+		// as text: they are the calls they were meant to be.
+		for i, c := range leaked {
+			id := fmt.Sprintf("call_text_%d", i+1)
+			if st.respID != "" {
+				id = fmt.Sprintf("%s_text_%d", st.respID, i+1)
+			}
+			st.emit(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: id, Name: c.Name, Arguments: c.Arguments}})
+		}
+		if st.finish == FinishStop {
+			st.finish = FinishToolCalls
+		}
 	}
 	if st.finish == FinishStop && st.outChars == 0 && st.calls.len() == 0 {
 		// Nothing at all: a hiccup of the endpoint, worth another try.
@@ -431,6 +452,8 @@ func (p *OpenAI) streamError(we wireError) error {
 	_ = json.Unmarshal(we.Code, &code)
 	tags := strings.ToLower(we.Type + " " + code)
 	switch st := we.codeStatus(); {
+	case code == "tool_use_failed":
+		e.Kind, e.FailedCall = ErrCallRejected, we.FailedGeneration
 	case st != 0:
 		e.Kind = kindForStatus(st, e.Msg)
 	case strings.Contains(tags, "rate_limit"):

@@ -90,7 +90,7 @@ func TestRecordedEndpoints(t *testing.T) {
 		inError   []string
 		requests  int
 		discards  int
-		reasoning string // the field the endpoint's reasoning goes back in
+		reasoning string   // the field the endpoint's reasoning goes back in
 		tools     bool     // the request offers tools (read, get_current_weather)
 		sent      []string // in the last request's body
 	}{{
@@ -155,7 +155,7 @@ func TestRecordedEndpoints(t *testing.T) {
 		name: "OpenRouter: an error after id and choices, finish_reason error, is retried", files: []string{"openrouter-midstream-error.http", "full-answer.http"},
 		text: "partial answer.", finish: FinishStop, requests: 2, discards: 1,
 	}, {
-		name: "MiniMax via OpenRouter: finish_reason length, then the limit as an in-band error: cut at the limit, thoughts kept",
+		name:  "MiniMax via OpenRouter: finish_reason length, then the limit as an in-band error: cut at the limit, thoughts kept",
 		files: []string{"openrouter-minimax-length.http"}, thought: "The user wants the whole module tree explained. Start with go.mod, then",
 		finish: FinishLength, usage: &Usage{InputTokens: 1830, OutputTokens: 64}, requests: 1, reasoning: "reasoning",
 	}, {

@@ -65,8 +65,8 @@ func TestLeakFilter(t *testing.T) {
 // or a placeholder when they cannot be read.
 func TestRejectedCall(t *testing.T) {
 	for in, want := range map[string]markupCall{
-		`<function=read>{"path": "go.mod"}</function>`: {"read", json.RawMessage(`{"path": "go.mod"}`)},
-		`<function=read{"path": "go.mod"}</function>`:  {"read", json.RawMessage(`{"path": "go.mod"}`)},
+		`<function=read>{"path": "go.mod"}</function>`:  {"read", json.RawMessage(`{"path": "go.mod"}`)},
+		`<function=read{"path": "go.mod"}</function>`:   {"read", json.RawMessage(`{"path": "go.mod"}`)},
 		`{"name": "grep", "arguments": {"pattern": 1}}`: {"grep", json.RawMessage(`{"pattern": 1}`)},
 		`garbage`: {"invalid_tool_call", json.RawMessage(`{}`)},
 	} {

@@ -239,7 +239,7 @@ func TestToolsModeOption(t *testing.T) {
 	a, _, sid := newTestSession(t, Options{})
 	s := a.sessions[sid]
 	current := func() string {
-		for _, o := range mapping.ConfigOptions(s.ctl.state()) {
+		for _, o := range mapping.ConfigOptions(s.ctl.state(), false) {
 			if o.ID == mapping.ConfigTools {
 				b, _ := json.Marshal(o)
 				if err := schema.Validate("SessionConfigOption", b); err != nil {

@@ -57,6 +57,10 @@ type Options struct {
 	// ZeroBasedLines: the client reads locations[].line as a 0-based row
 	// (see ZeroBasedLines); lines go out one less than the 1-based line.
 	ZeroBasedLines bool
+	// BooleanOptions: the client takes boolean config options
+	// (clientCapabilities.session.configOptions.boolean); without it they
+	// are left out of every option list (the kit's ACP-CONFIG-003).
+	BooleanOptions bool
 }
 
 // Translator keeps the per-session state the translation needs (which card
@@ -67,6 +71,9 @@ type Translator struct {
 	o     Options
 	calls map[string]*call
 	mode  string // the last permission mode sent (controls.go)
+	// hideThoughts: the show_thoughts switch is off (the last controls
+	// said so), so reasoning stays in the log and out of the thread.
+	hideThoughts bool
 }
 
 // call is what the translator remembers about one card.
@@ -147,6 +154,9 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 		}
 		chunk := acp.ContentChunk{Content: acp.TextBlock(p.Text), MessageID: p.MessageID}
 		if p.Kind == "thought" {
+			if t.hideThoughts {
+				return nil
+			}
 			return []acp.Update{acp.AgentThoughtChunk(chunk)}
 		}
 		return []acp.Update{acp.AgentMessageChunk(chunk)}

@@ -37,6 +37,11 @@ type Options struct {
 	SpillDir       string        // os.TempDir()
 	MaxSpillBytes  int64         // 64 MiB per stream in the spill file
 	ChunkBytes     int           // 256 KiB read size
+
+	// For Exec: what the command reads on stdin (nil: /dev/null) and the
+	// variables added to its environment.
+	stdin []byte
+	env   []string
 }
 
 func (o *Options) withDefaults() Options {
@@ -268,8 +273,11 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	// a grace period, which we do ourselves.
 	cmd := exec.Command(shell, "-c", in.Command)
 	cmd.Dir = cwd
-	cmd.Env = scrubbedEnv()
+	cmd.Env = append(scrubbedEnv(), o.env...)
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
+	if o.stdin != nil {
+		cmd.Stdin = bytes.NewReader(o.stdin)
+	}
 
 	if dc, ok := c.Files.(DiskChanges); ok {
 		end := dc.BeginDiskChanges()

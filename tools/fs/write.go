@@ -55,7 +55,7 @@ func editPermission(c *registry.Call, path string) *registry.Permission {
 	if p := outsidePermission(c, path, "edit"); p != nil {
 		return p
 	}
-	return &registry.Permission{Reason: "edit " + path, Key: "edit:" + c.Cwd, Subject: "edits in this workspace"}
+	return &registry.Permission{Reason: "edit " + path, Key: "edit:" + c.Cwd, Subject: "edits in this workspace", Rule: "Edit(./**)"}
 }
 
 // previewWrite is the write as it would change the file as it is now: a

@@ -198,6 +198,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		resp.AgentCapabilities.LoadSession = true
 		sc := &resp.AgentCapabilities.SessionCapabilities
 		sc.List, sc.Resume, sc.Delete = &acp.Empty{}, &acp.Empty{}, &acp.Empty{}
+		sc.Title, sc.Archive = &acp.Empty{}, &acp.Empty{} // titles.go
 	}
 	return resp, nil
 }

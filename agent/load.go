@@ -441,6 +441,11 @@ func (a *Agent) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) 
 	if size <= 0 {
 		size = defaultListPageSize
 	}
+	switch req.Archived {
+	case "", acp.ArchivedExclude, acp.ArchivedInclude, acp.ArchivedOnly:
+	default:
+		return nil, acp.InvalidParams("invalid params: archived must be %q, %q or %q, not %q", acp.ArchivedExclude, acp.ArchivedInclude, acp.ArchivedOnly, req.Archived)
+	}
 	resp := &acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
 	var last session.Info
 	for _, in := range infos {
@@ -448,6 +453,9 @@ func (a *Agent) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) 
 			continue
 		}
 		if after != nil && !after.before(in) {
+			continue
+		}
+		if in.Archived && (req.Archived == "" || req.Archived == acp.ArchivedExclude) || !in.Archived && req.Archived == acp.ArchivedOnly {
 			continue
 		}
 		if len(resp.Sessions) == size {
@@ -460,6 +468,7 @@ func (a *Agent) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) 
 			Title:                 in.Title,
 			UpdatedAt:             in.Updated.UTC().Format(time.RFC3339Nano),
 			AdditionalDirectories: in.AdditionalDirectories,
+			Archived:              in.Archived,
 		})
 		last = in
 	}

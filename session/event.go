@@ -87,6 +87,10 @@ type ToolCall struct {
 	Name   string          `json:"name"`
 	Args   json.RawMessage `json:"args"`
 	Parent string          `json:"parent,omitempty"`
+	// Preview is the display data of what the call would do, computed from
+	// the files when it was made (registry.Tool.Preview): the card and a
+	// permission request show it. Stored, so a replay needs no I/O.
+	Preview json.RawMessage `json:"preview,omitempty"`
 	// Input is the live call's decoded arguments, so the translator's
 	// presenters share the pipeline's one decode; never stored (a replay
 	// decodes Args).

@@ -38,7 +38,9 @@ echo $$ > job.pid; echo ready; i=0; while :; do i=$((i+1)); echo "tick $i"; slee
 		t.Fatalf("turn 1: %s", l)
 	}
 	// The job's card is live after its turn ended: output keeps coming.
-	b.await("the job's card", func(l []byte) bool { return bytes.Contains(l, []byte(`"toolCallId":"b1-job"`)) && bytes.Contains(l, []byte("tool_call")) })
+	b.await("the job's card", func(l []byte) bool {
+		return bytes.Contains(l, []byte(`"toolCallId":"b1-job"`)) && bytes.Contains(l, []byte("tool_call"))
+	})
 	b.await("live output on the job's card after the turn", func(l []byte) bool {
 		return bytes.Contains(l, []byte(`"toolCallId":"b1-job"`)) && bytes.Contains(l, []byte("tick"))
 	})
@@ -70,7 +72,9 @@ echo $$ > job.pid; echo ready; i=0; while :; do i=$((i+1)); echo "tick $i"; slee
 		t.Errorf("second read must hold only what is new since the first: %s", second)
 	}
 	b.send(`{"jsonrpc":"2.0","id":"p5","method":"session/prompt","params":` + promptParams(sid, "/jobs") + `}`)
-	b.await("/jobs listing job-1", func(l []byte) bool { return bytes.Contains(l, []byte("job-1")) && bytes.Contains(l, []byte("running for")) })
+	b.await("/jobs listing job-1", func(l []byte) bool {
+		return bytes.Contains(l, []byte("job-1")) && bytes.Contains(l, []byte("running for"))
+	})
 	b.await("the /jobs turn's end", func(l []byte) bool { return bytes.Contains(l, []byte(`"id":"p5"`)) })
 
 	at := time.Now()

@@ -361,7 +361,8 @@ func TestBinaryCodeModeSubCallsPassTheRulesAndHooks(t *testing.T) {
 	victim := filepath.Join(work, "victim")
 	os.MkdirAll(victim, 0o755)
 	seen := filepath.Join(t.TempDir(), "seen")
-	config := "permissions:\n  deny: [\"Bash(rm -rf:*)\"]\nhooks:\n  PreToolUse:\n    - matcher: bash\n      command: cat >> " + seen + "\n"
+	config := "permissions:\n  deny: [\"Bash(rm -rf:*)\"]\nhooks:\n  PreToolUse:\n    - matcher: bash\n      command: cat >> " + seen + "\n" +
+		"  PostToolUse:\n    - matcher: bash\n      command: \"echo '{\\\"additionalContext\\\":\\\"the sub-call was checked\\\"}'\"\n"
 	program := `let refused = "";
 try { await tools.bash({command: "rm -rf victim"}) } catch (e) { refused = e.message }
 const ok = await tools.bash({command: "echo from the program"});
@@ -376,6 +377,11 @@ return {refused, ok};`
 	}
 	if got := toolMessage(m.reqs[1], "call_1"); !strings.Contains(got, "deny rule `Bash(rm -rf:*)`") || !strings.Contains(got, "from the program") {
 		t.Errorf("the program's result: %q", got)
+	}
+	// The sub-call's hook context follows the program's result.
+	msgs := m.reqs[1]["messages"].([]any)
+	if last := msgs[len(msgs)-1].(map[string]any); last["role"] != "user" || !strings.Contains(fmt.Sprint(last["content"]), "the sub-call was checked") {
+		t.Errorf("the request after the program ends with %v", last)
 	}
 	b, _ := os.ReadFile(seen)
 	if !strings.Contains(string(b), `"command":"echo from the program"`) || !strings.Contains(string(b), `"hook_event_name":"PreToolUse"`) {
@@ -428,5 +434,149 @@ func TestBinaryDoctorValidatesRulesAndHooks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The README's recipes, as written, through the binary: the user config
+// formats an edited Go file and keeps .env unreadable; the project file
+// (trusted) refuses rm -rf.
+func TestBinaryReadmeRecipesWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	for _, prog := range []string{"jq", "gofmt"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skipf("the formatting recipe needs %s: %v", prog, err)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "### Permission rules, hooks and tool limits\n")
+	if !ok {
+		t.Fatal("README.md has no section on rules and hooks")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var blocks []string
+	for rest := section; ; {
+		_, after, ok := strings.Cut(rest, "```yaml\n")
+		if !ok {
+			break
+		}
+		block, tail, _ := strings.Cut(after, "```\n")
+		blocks, rest = append(blocks, block), tail
+	}
+	if len(blocks) != 2 {
+		t.Fatalf("the section has %d yaml blocks, want the user's and the project's", len(blocks))
+	}
+	work := t.TempDir()
+	os.WriteFile(filepath.Join(work, ".env"), []byte("API_KEY=hunter2\n"), 0o600)
+	os.MkdirAll(filepath.Join(work, "build"), 0o755)
+	os.MkdirAll(filepath.Join(work, ".acp-bridge"), 0o755)
+	os.WriteFile(filepath.Join(work, ".acp-bridge", "settings.yaml"), []byte(blocks[1]), 0o644)
+
+	m := &oaiMock{t: t}
+	m.steps = append(m.steps, toolCalls(
+		[2]string{"write", `{"file_path":"main.go","content":"package main\nfunc main(){println( 1 )}\n"}`},
+		[2]string{"read", `{"file_path":".env"}`},
+		[2]string{"bash", `{"command":"cat .env"}`},
+		[2]string{"bash", `{"command":"rm -rf build"}`},
+		[2]string{"bash", `{"command":"go test ./..."}`},
+	), answerText("ok"))
+	c := policyBridge(t, m, t.TempDir(), blocks[0], "--permission-mode", "accept-edits")
+	c.answer = func(p map[string]any) string {
+		if id := p["toolCall"].(map[string]any)["toolCallId"].(string); strings.HasPrefix(id, "trust-") {
+			return "trust"
+		}
+		t.Errorf("asked about %v", p["toolCall"])
+		return "reject-once"
+	}
+	c.prompt(c.newSession(work), "go")
+	if b, _ := os.ReadFile(filepath.Join(work, "main.go")); string(b) != "package main\n\nfunc main() { println(1) }\n" {
+		t.Errorf("main.go after the formatting hook:\n%s", b)
+	}
+	for id, rule := range map[string]string{"call_2": "Read(.env)", "call_3": "Bash(*.env*)", "call_4": "Bash(rm -rf:*)"} {
+		got := toolMessage(m.reqs[1], id)
+		if !strings.Contains(got, rule) || strings.Contains(got, "hunter2") {
+			t.Errorf("%s: the model read %q, want a refusal naming %s", id, got, rule)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "build")); err != nil {
+		t.Errorf("rm -rf ran: %v", err)
+	}
+	if status, _ := c.final("call_5"); status != "completed" && status != "failed" {
+		t.Errorf("go test (allowed by the trusted project) did not run: %s", status)
+	}
+	if len(c.perms) != 1 {
+		t.Errorf("%d permission requests, want the trust prompt only", len(c.perms))
+	}
+}
+
+// An ask rule asks in bypass too, names itself, and offers no "always".
+func TestBinaryAskRuleAsksInBypass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	m := &oaiMock{t: t}
+	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"git push origin main"}`}), answerText("ok"))
+	c := policyBridge(t, m, t.TempDir(), "permissions:\n  ask: [\"Bash(git push:*)\"]\n  allow: [\"Bash(git:*)\"]\n", "--permission-mode", "bypass")
+	c.answer = func(map[string]any) string { return "reject-once" }
+	c.prompt(c.newSession(t.TempDir()), "push")
+	if len(c.perms) != 1 {
+		t.Fatalf("%d permission requests, want 1", len(c.perms))
+	}
+	var ids []string
+	for _, o := range c.perms[0]["options"].([]any) {
+		ids = append(ids, o.(map[string]any)["optionId"].(string))
+	}
+	if strings.Join(ids, " ") != "allow-once reject-once" {
+		t.Errorf("options %v, want allow once and reject only", ids)
+	}
+	if text := c.agentText(); !strings.Contains(text, "ask rule `Bash(git push:*)`") {
+		t.Errorf("the thread does not name the rule:\n%s", text)
+	}
+	if got := toolMessage(m.reqs[1], "call_1"); !strings.Contains(got, "rejected") {
+		t.Errorf("the model read %q", got)
+	}
+}
+
+// UserPromptSubmit hooks add context to a prompt or keep it from the
+// model; Stop hooks are told how the turn ended.
+func TestBinaryPromptAndStopHooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	stops := filepath.Join(t.TempDir(), "stops")
+	config := `hooks:
+  UserPromptSubmit:
+    - command: 'if grep -q password; then echo "prompts must not carry passwords" >&2; exit 2; fi; echo "branch: main"'
+  Stop:
+    - command: 'jq -r .stop_reason >> ` + stops + `'
+`
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("the Stop hook uses jq")
+	}
+	m := &oaiMock{t: t}
+	m.steps = append(m.steps, answerText("hello"))
+	c := policyBridge(t, m, t.TempDir(), config)
+	sid := c.newSession(t.TempDir())
+	c.prompt(sid, "hi")
+	if len(m.reqs) != 1 {
+		t.Fatalf("%d requests", len(m.reqs))
+	}
+	msgs := m.reqs[0]["messages"].([]any)
+	if last := msgs[len(msgs)-1].(map[string]any); last["role"] != "user" || last["content"] != "branch: main" {
+		t.Errorf("the request ends with %v, want the hook's context after the prompt", last)
+	}
+	c.prompt(sid, "my password is hunter2")
+	if len(m.reqs) != 1 {
+		t.Errorf("a blocked prompt reached the model")
+	}
+	if text := c.agentText(); !strings.Contains(text, "prompts must not carry passwords") {
+		t.Errorf("the thread does not say why:\n%s", text)
+	}
+	if b, _ := os.ReadFile(stops); string(b) != "end_turn\nend_turn\n" {
+		t.Errorf("Stop hooks saw %q", b)
 	}
 }

@@ -33,6 +33,17 @@ type SessionSteerer interface {
 	Steer(ctx context.Context, req *SteeringRequest) (*SteeringResponse, error)
 }
 
+// SessionTitler serves session/set_title (unstable).
+type SessionTitler interface {
+	SetSessionTitle(ctx context.Context, req *SetSessionTitleRequest) (*SetSessionTitleResponse, error)
+}
+
+// SessionArchiver serves session/archive and session/unarchive (unstable).
+type SessionArchiver interface {
+	ArchiveSession(ctx context.Context, req *ArchiveSessionRequest) (*EmptyResponse, error)
+	UnarchiveSession(ctx context.Context, req *ArchiveSessionRequest) (*EmptyResponse, error)
+}
+
 type SessionLister interface {
 	ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error)
 }
@@ -51,6 +62,12 @@ type ModeSetter interface {
 
 type ConfigOptionSetter interface {
 	SetSessionConfigOption(ctx context.Context, req *SetConfigOptionRequest) (*SetConfigOptionResponse, error)
+}
+
+// ModelSetter serves session/set_model (removed from the schema; see
+// MethodSessionSetModel).
+type ModelSetter interface {
+	SetSessionModel(ctx context.Context, req *SetModelRequest) (*SetConfigOptionResponse, error)
 }
 
 type LoggerOuter interface {

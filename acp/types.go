@@ -140,6 +140,8 @@ type SessionCapabilities struct {
 	// SystemPrompt (unstable) advertises systemPrompt on new, load, resume
 	// and fork; {} means append only.
 	SystemPrompt *SystemPromptCaps `json:"systemPrompt,omitempty"`
+	Title        *Empty            `json:"title,omitempty"`   // unstable: session/set_title
+	Archive      *Empty            `json:"archive,omitempty"` // unstable: session/archive, session/unarchive
 }
 
 // SystemPromptCaps is sessionCapabilities.systemPrompt.
@@ -335,7 +337,29 @@ type ForkSessionResponse = NewSessionResponse
 type ListSessionsRequest struct {
 	Cwd    string `json:"cwd,omitempty"`
 	Cursor string `json:"cursor,omitempty"`
-	Meta   Meta   `json:"_meta,omitempty"`
+	// Archived (unstable) is "exclude" (the default), "include" or "only".
+	Archived string `json:"archived,omitempty"`
+	Meta     Meta   `json:"_meta,omitempty"`
+}
+
+// Archive filters of session/list (unstable).
+const (
+	ArchivedExclude = "exclude"
+	ArchivedInclude = "include"
+	ArchivedOnly    = "only"
+)
+
+// SetSessionTitleRequest (unstable) renames a session.
+type SetSessionTitleRequest struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
+// SetSessionTitleResponse is the title as the session now has it.
+type SetSessionTitleResponse struct {
+	Title string `json:"title"`
+	Meta  Meta   `json:"_meta,omitempty"`
 }
 
 type SessionInfo struct {
@@ -344,6 +368,7 @@ type SessionInfo struct {
 	Title                 string   `json:"title,omitempty"`
 	UpdatedAt             string   `json:"updatedAt,omitempty"`
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	Archived              bool     `json:"archived,omitempty"` // unstable
 	Meta                  Meta     `json:"_meta,omitempty"`
 }
 
@@ -362,6 +387,8 @@ type (
 	CloseSessionRequest  = SessionRef
 	DeleteSessionRequest = SessionRef
 	CancelNotification   = SessionRef
+	// ArchiveSessionRequest is session/archive and session/unarchive (unstable).
+	ArchiveSessionRequest = SessionRef
 )
 
 type EmptyResponse struct {
@@ -371,6 +398,14 @@ type EmptyResponse struct {
 type SetModeRequest struct {
 	SessionID string `json:"sessionId"`
 	ModeID    string `json:"modeId"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
+// SetModelRequest is session/set_model's params (the unstable schema's
+// shape before the method was removed).
+type SetModelRequest struct {
+	SessionID string `json:"sessionId"`
+	ModelID   string `json:"modelId"`
 	Meta      Meta   `json:"_meta,omitempty"`
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/compact"
+	"github.com/acp-bridge/acp-bridge/internal/jobs"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -34,12 +35,14 @@ type conversation struct {
 	scope     *registry.Scope
 	pipe      *pipeline.Pipeline
 	files     *Files        // tools' file access and read-tracking (files.go)
+	jobs      *jobs.Table   // background commands, ended by close (jobs.go)
 	perm      *permissions  // approval requests and "always" answers (permission.go)
 	code      *codeMode     // tools mode and run_code (codemode.go)
 	ctl       *controls     // mode, model, tools mode, effort (modes.go)
 	meter     *meter        // usage and cost reporting (usage.go)
 	prompts   *prompts      // the system prompt (prompt.go)
 	calls     *callRecorder // every tool call's events and live output (calls.go)
+	policy    *userPolicy   // the user's rules and hooks (policy.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -55,6 +58,9 @@ type conversation struct {
 	running bool
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
+	// queued are the prompts that arrived while a turn ran, in order; each
+	// is handed the turn when the one before ends (prompt).
+	queued []*queuedPrompt
 
 	announced *announcer  // the command catalog, before the first turn (commands.go)
 	mcp       *mcpServers // the editor's MCP servers (mcp.go)
@@ -68,6 +74,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
+	s.jobs = jobs.New(jobEvents{emit: s.emit})
 	s.perm = &permissions{id: id, client: a.client, log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()
@@ -114,15 +121,26 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.editor = editorOf(a.info)
 	a.mu.Unlock()
 	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
+	s.policy = newUserPolicy(a.o.Policy, a.o.Settings, id, s.cwd, a.log, policyReport(s))
+	s.perm.policy = s.policy
+	s.perm.seq = func() string { // the running turn's number
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return fmt.Sprint(s.st.turns)
+	}
 	s.pipe = pipeline.New(&pipeline.Options{
-		Gates:     []pipeline.Gate{modeGate(s.ctl, s.perm)}, // it consults the permissions' gate
 		Observers: []pipeline.Observer{planObserver(s.emit)},
 		Approver:  s.perm,
 		// markRunning is outermost: the card turns in_progress once, even
-		// when Retry runs the body again; Timeout bounds each attempt.
-		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry(), pipeline.Timeout()},
+		// when Retry runs the body again; the policy's timeout (innermost,
+		// install) bounds each attempt.
+		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry()},
 		Logger:     a.log.With("session", id),
 	})
+	// The user's rules and hooks come first, so a refusal names the rule
+	// whatever the mode; the mode gate consults the permissions' gate.
+	s.policy.install(s.pipe)
+	s.pipe.AddGate(modeGate(s.ctl, s.perm))
 	return s
 }
 
@@ -145,7 +163,9 @@ func (s *conversation) record(ctx context.Context, ev session.Event, send bool) 
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	updates := s.fold(s.log.Append(ev))
-	if !s.saveFailed {
+	// Said with an update the editor is sent: a log that could not even be
+	// created (session/new on a full disk) fails before any is.
+	if send && !s.saveFailed {
 		if err := s.log.Err(); err != nil {
 			// The disk filled up (or went away): say so once, where the
 			// user looks; the session goes on in memory.
@@ -198,13 +218,72 @@ func (s *conversation) status(ctx context.Context, n session.Notice) {
 	s.emit(ctx, session.New(n))
 }
 
-// cancel stops the running turn, if any. It never blocks.
+// queuedPrompt is a prompt waiting for the running turn to end. Its
+// channel is closed with the turn handed over (running stays true for it),
+// or with cancelled set when session/cancel came first.
+type queuedPrompt struct {
+	ready     chan struct{}
+	cancelled bool
+}
+
+// cancel stops the running turn, if any, and the prompts queued behind
+// it: the user stopped what the agent was doing. It never blocks.
 func (s *conversation) cancel() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stop != nil {
 		s.stop(context.Canceled)
 	}
+	for _, q := range s.queued {
+		q.cancelled = true
+		close(q.ready)
+	}
+	s.queued = nil
+}
+
+// await waits, when a turn runs, until it is this prompt's turn: a client
+// may send a prompt while one runs (codecompanion queues the user's next
+// message, the AI SDK provider calls again), and it is answered when its
+// own turn ends. It returns with s.mu held and the turn this prompt's, or
+// false (s.mu not held) when the prompt was cancelled before it ran.
+func (s *conversation) await(ctx context.Context) bool {
+	s.mu.Lock()
+	if !s.running {
+		return true
+	}
+	q := &queuedPrompt{ready: make(chan struct{})}
+	s.queued = append(s.queued, q)
+	s.mu.Unlock()
+	select {
+	case <-q.ready:
+	case <-ctx.Done():
+		s.mu.Lock()
+		if i := slices.Index(s.queued, q); i >= 0 {
+			s.queued = slices.Delete(s.queued, i, i+1)
+			s.mu.Unlock()
+			return false
+		}
+		s.mu.Unlock()
+		<-q.ready // handed over (or cancelled) meanwhile: take it to pass it on
+	}
+	s.mu.Lock()
+	if q.cancelled {
+		s.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// handOver ends the running turn: the next queued prompt gets it, or the
+// session is idle. s.mu is held.
+func (s *conversation) handOver() {
+	if len(s.queued) == 0 {
+		s.running = false
+		return
+	}
+	next := s.queued[0]
+	s.queued = s.queued[1:]
+	close(next.ready) // running stays true: the turn is next's
 }
 
 // close ends the session, for session/close, session/delete and shutdown
@@ -213,18 +292,25 @@ func (s *conversation) cancel() {
 // tools the editor is gone (no grace periods).
 func (s *conversation) close(cause error) {
 	s.stopTurn(cause)
+	s.jobs.Close() // before the log closes: their ends are logged
 	s.mcp.stop()
 	if err := s.log.Close(); err != nil {
 		s.a.log.Info("closing the session log failed", "session", s.id, "err", err) // the failure the user was told of (record)
 	}
 }
 
-// stopTurn cancels the running turn with cause and waits for it to finish.
+// stopTurn cancels the running turn with cause, and the prompts queued
+// behind it, and waits for the turn to finish.
 func (s *conversation) stopTurn(cause error) {
 	s.mu.Lock()
 	if s.stop != nil {
 		s.stop(cause)
 	}
+	for _, q := range s.queued {
+		q.cancelled = true
+		close(q.ready)
+	}
+	s.queued = nil
 	done := s.done
 	s.mu.Unlock()
 	if done != nil {
@@ -241,10 +327,8 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		return "", nil, err
 	}
 	s.announced.wait(ctx)
-	s.mu.Lock()
-	if s.running {
-		s.mu.Unlock()
-		return "", nil, acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
+	if !s.await(ctx) {
+		return acp.StopCancelled, nil, nil
 	}
 	// The turn ends when the request does ($/cancel_request, the connection
 	// closing) or on session/cancel; the cause says which, so tools know
@@ -258,9 +342,10 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	s.meter.startTurn()
 	defer func() {
 		s.mu.Lock()
-		s.running, s.stop = false, nil
+		s.stop = nil
 		close(s.done)
 		s.done = nil
+		s.handOver()
 		s.mu.Unlock()
 		stop(context.Canceled)
 	}()
@@ -299,8 +384,20 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn, nil
 	}
-	// The prompt enters the model's context (state.apply), live and on load.
-	s.emit(ctx, session.New(session.UserContext{}))
+	// The files may have changed since the last turn (another bridge
+	// process remembered an answer, the project's settings were edited).
+	s.policy.reload(ctx)
+	if proj, ok := s.policy.untrusted(); ok {
+		s.perm.askTrust(ctx, proj)
+	}
+	blocked, extra := s.policy.promptSubmitted(ctx, text)
+	if blocked != "" {
+		s.status(ctx, session.Notice{Severity: acp.NoticeWarning, Title: "The prompt was not sent", Description: blocked})
+		return acp.StopEndTurn, nil
+	}
+	// The prompt enters the model's context (state.apply), live and on
+	// load, with what UserPromptSubmit hooks added.
+	s.emit(ctx, session.New(session.UserContext{Context: extra}))
 	s.steer.begin() // prompt closes it (steer.go)
 
 	for range s.a.o.MaxTurnRequests {
@@ -431,7 +528,7 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 			// stays valid and validation fails the call as INVALID_ARGS.
 			args, _ = json.Marshal(string(args))
 		}
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

@@ -97,6 +97,9 @@ func (st *state) apply(ev session.Event) {
 			st.turnFrom = len(st.history)
 		}
 		st.history = append(st.history, msg)
+		if len(p.Context) > 0 {
+			st.history = append(st.history, model.Message{Role: model.RoleUser, Content: strings.Join(p.Context, "\n\n")})
+		}
 	case session.UserSteer:
 		// A steered message joins the running turn's context at a request
 		// boundary, after the results of the calls before it (steer.go).
@@ -151,11 +154,19 @@ func (st *state) apply(ev session.Event) {
 			st.open = append(st.open, openCall{call: p, carded: true})
 		}
 	case session.ToolResult:
+		parent := ""
 		if i := st.openIndex(p.CallID); i >= 0 {
+			parent = st.open[i].call.Parent
 			st.open = slices.Delete(st.open, i, i+1)
 		}
 		if !st.pending[p.CallID] {
-			return // not a call the model made (a Code Mode sub-call), or answered already
+			// Not a call the model made (a Code Mode sub-call), or answered
+			// already. A sub-call's additional context (a PostToolUse hook's)
+			// joins its step's, after the program's result.
+			if parent != "" && st.pending[parent] {
+				st.extra = append(st.extra, p.Result.Context...)
+			}
+			return
 		}
 		delete(st.pending, p.CallID)
 		id := p.CallID

@@ -116,6 +116,10 @@ type rpcClient struct {
 	out    *bufio.Scanner
 	nextID int
 	notes  []map[string]any // session/update params, in order
+	// answer picks the optionId of a permission request (nil: allow-once);
+	// perms keeps the requests' params.
+	answer func(params map[string]any) string
+	perms  []map[string]any
 }
 
 func (c *rpcClient) send(v any) {
@@ -161,7 +165,12 @@ func (c *rpcClient) request(method string, params any) (map[string]any, *rpcErro
 		case msg.Method == "session/update":
 			c.notes = append(c.notes, msg.Params)
 		case msg.Method == "session/request_permission":
-			c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow-once"}}})
+			c.perms = append(c.perms, msg.Params)
+			opt := "allow-once"
+			if c.answer != nil {
+				opt = c.answer(msg.Params)
+			}
+			c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": opt}}})
 		case msg.Method != "" && msg.ID != nil:
 			c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32601, "message": "not offered"}})
 		case msg.ID == float64(id):

@@ -28,6 +28,9 @@ func permission(c *registry.Call, in Args) *registry.Permission {
 	}
 	if prefix, ok := commandPrefix(cmd); ok {
 		p.Key, p.Subject = "bash:"+prefix, prefixSubject(prefix)
+		if !strings.ContainsAny(prefix, "*()") {
+			p.Rule = "Bash(" + prefix + ":*)"
+		}
 		return p
 	}
 	p.Key, p.Subject = "bash:"+cmd, exactSubject(cmd)

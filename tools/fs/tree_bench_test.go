@@ -141,7 +141,10 @@ func cpuTime(tb testing.TB) time.Duration {
 // is this process's during the call; rg's its own, all threads), and the
 // ratios. On a shared machine the CPU ratio is the steadier one.
 func benchVsRipgrep(b *testing.B, tool, args, want string, rgArgs []string) {
-	dir := srcTree(b)
+	benchVsRipgrepIn(b, srcTree(b), tool, args, want, rgArgs)
+}
+
+func benchVsRipgrepIn(b *testing.B, dir, tool, args, want string, rgArgs []string) {
 	r := registry.New()
 	fs.Register(r)
 	d := r.NewScope().Get(tool)
@@ -167,8 +170,8 @@ func benchVsRipgrep(b *testing.B, tool, args, want string, rgArgs []string) {
 			cmd := exec.Command(rg, rgArgs...)
 			cmd.Dir = dir
 			t0 := time.Now()
-			if out, err := cmd.Output(); err != nil && len(out) == 0 {
-				b.Fatalf("rg: %v", err)
+			if out, err := cmd.Output(); err != nil && len(out) == 0 && cmd.ProcessState.ExitCode() != 1 {
+				b.Fatalf("rg: %v", err) // 1 is "no match"
 			}
 			rgT = append(rgT, time.Since(t0))
 			rgCPU = append(rgCPU, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
@@ -228,6 +231,71 @@ func BenchmarkGlobVsRipgrep(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			benchVsRipgrep(b, "glob", `{"pattern":"**/*.go"}`, "of 10000 matching files", c.rg)
+		})
+	}
+}
+
+// moduleTree is the tree of the through-the-binary benchmarks
+// (cmd/acp-bridge/search_bench_test.go): ACP_BRIDGE_SEARCH_TREE, else the
+// Go module cache.
+func moduleTree(b *testing.B) string {
+	dir := os.Getenv("ACP_BRIDGE_SEARCH_TREE")
+	if dir == "" {
+		out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+		if err != nil {
+			b.Skip("no tree: set ACP_BRIDGE_SEARCH_TREE")
+		}
+		dir = strings.TrimSpace(string(out))
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		b.Skipf("no tree at %q: set ACP_BRIDGE_SEARCH_TREE, or run go mod download", dir)
+	}
+	return dir
+}
+
+// BenchmarkGrepMixVsRipgrep is the in-process twin of cmd/acp-bridge's
+// BenchmarkBinaryGrep: the same patterns on the same tree, the tool called
+// through the pipeline in this warm process (no process start, no
+// protocol), against rg. The binary's figure is the one to quote; this one
+// is for profiling (-cpuprofile).
+//
+//	go test ./tools/fs -run '^$' -bench GrepMixVsRipgrep -benchtime 10x
+func BenchmarkGrepMixVsRipgrep(b *testing.B) {
+	dir := moduleTree(b)
+	for _, c := range []struct{ name, pattern, include string }{
+		{"common-then-rare", `func [A-Z]\w*Context\(`, ""},
+		{"rare-literal", `NEEDLE_\d+`, ""},
+		{"alternation", `TODO|FIXME`, ""},
+		{"ignore-case-words", `(?i)connection refused`, ""},
+		{"word-boundary", `\bSprintf\b`, ""},
+		{"plain-string", `ParseDuration`, ""},
+		{"leading-class", `[A-Z][a-z]+Schema\(`, ""},
+		{"thousands-of-lines", `return nil, err`, ""},
+		{"include-go", `func \(\w+ \*\w+\) Close\(\)`, "*.go"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			rg := []string{"--hidden", "--no-require-git", "-n", "--no-heading", "--color", "never", "-e", c.pattern, "."}
+			args := fmt.Sprintf(`{"pattern":%q}`, c.pattern)
+			if c.include != "" {
+				rg = append(rg[:len(rg)-3], "-g", c.include, "-e", c.pattern, ".")
+				args = fmt.Sprintf(`{"pattern":%q,"include":%q}`, c.pattern, c.include)
+			}
+			benchVsRipgrepIn(b, dir, "grep", args, "", rg)
+		})
+	}
+}
+
+// BenchmarkGlobMixVsRipgrep is the in-process twin of BenchmarkBinaryGlob.
+func BenchmarkGlobMixVsRipgrep(b *testing.B) {
+	dir := moduleTree(b)
+	for _, c := range []struct{ name, pattern, rg string }{
+		{"all-go", "**/*.go", "*.go"},
+		{"go-mod", "**/go.mod", "go.mod"},
+		{"testdata-json", "**/testdata/**/*.json", "**/testdata/**/*.json"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			benchVsRipgrepIn(b, dir, "glob", fmt.Sprintf(`{"pattern":%q}`, c.pattern), "",
+				[]string{"--hidden", "--no-require-git", "--files", "-g", c.rg, "."})
 		})
 	}
 }

@@ -202,6 +202,7 @@ type searcher struct {
 // grepWorker is what one searching goroutine reuses from file to file.
 type grepWorker struct {
 	buf []byte
+	sc  scanner
 }
 
 // tree searches every file under root with a bounded pool of workers.
@@ -390,7 +391,7 @@ func (s *searcher) file(path string, w *grepWorker) ([]grepMatch, error) {
 			w.buf = buf
 			continue
 		}
-		out = s.lines(buf[:end], line, out)
+		out = s.lines(buf[:end], line, out, &w.sc)
 		if eof || len(out) >= s.limit {
 			return out, nil
 		}
@@ -401,9 +402,9 @@ func (s *searcher) file(path string, w *grepWorker) ([]grepMatch, error) {
 
 // lines appends to out the matching lines of data, which holds whole
 // lines, the first of them numbered line.
-func (s *searcher) lines(data []byte, line int, out []grepMatch) []grepMatch {
+func (s *searcher) lines(data []byte, line int, out []grepMatch, sc *scanner) []grepMatch {
 	if s.lits != nil {
-		return s.candidates(data, line, out)
+		return s.candidates(data, line, out, sc)
 	}
 	if s.whole != nil && !s.whole.Match(data) {
 		return out
@@ -425,9 +426,8 @@ func (s *searcher) lines(data []byte, line int, out []grepMatch) []grepMatch {
 
 // candidates runs the regexp only on the lines of data that hold one of
 // the literals, counting lines as it skips.
-func (s *searcher) candidates(data []byte, line int, out []grepMatch) []grepMatch {
-	var sc scanner
-	s.lits.scanner(data, &sc)
+func (s *searcher) candidates(data []byte, line int, out []grepMatch, sc *scanner) []grepMatch {
+	s.lits.scanner(data, sc)
 	counted := 0 // line is the number of the line at offset counted
 	for pos := 0; pos < len(data) && len(out) < s.limit; {
 		i := sc.find(pos)

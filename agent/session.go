@@ -109,7 +109,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
 		noticed: func(n session.Notice) { s.status(context.Background(), n) },
-		elicit: s.elicit, elicitURL: caps.ElicitationMode("url"), complete: s.elicitationDone}
+		elicit:  s.elicit, elicitURL: caps.ElicitationMode("url"), complete: s.elicitationDone}
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
 	a.mu.Lock()
 	s.zeroLines = mapping.ZeroBasedLines(a.info)

@@ -381,9 +381,12 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 		for i := range calls {
 			calls[i].ID = cards[i] // the editor's cards and the tool events use the session-unique ids
 		}
-		s.runTools(ctx, calls)
+		results := s.runTools(ctx, calls)
 		if ctx.Err() != nil {
 			return acp.StopCancelled, nil
+		}
+		if slices.ContainsFunc(results, func(r registry.Result) bool { return r.EndTurn }) {
+			return acp.StopEndTurn, nil // a question waits for the user's next message (tools/question)
 		}
 		if finish == model.FinishLength {
 			return acp.StopMaxTokens, nil
@@ -458,7 +461,7 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 			// stays valid and validation fails the call as INVALID_ARGS.
 			args, _ = json.Marshal(string(args))
 		}
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files, Ask: s.askerFor(tc.ID)}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

@@ -23,6 +23,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/settings"
 	"github.com/acp-bridge/acp-bridge/tools/bash"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
+	"github.com/acp-bridge/acp-bridge/tools/question"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
 )
 
@@ -179,6 +180,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	fs.Register(reg)
 	registry.MustAdd(reg, bash.Tool(&bash.Options{SpillDir: cfg.spillDir}))
 	todo.Register(reg)
+	question.Register(reg)
 	models, def, err := cfg.modelChoices()
 	if err != nil {
 		return agent.Options{}, err

@@ -179,6 +179,8 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	reg := registry.New()
 	fs.Register(reg)
 	registry.MustAdd(reg, bash.Tool(&bash.Options{SpillDir: cfg.spillDir}))
+	registry.MustAdd(reg, bash.JobOutputTool())
+	registry.MustAdd(reg, bash.JobStopTool())
 	todo.Register(reg)
 	question.Register(reg)
 	models, def, err := cfg.modelChoices()

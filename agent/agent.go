@@ -193,8 +193,8 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	return resp, nil
 }
 
-// Authenticate: this agent has no agent-type auth methods (a terminal
-// method is never passed here), so any method id is unknown.
+// Authenticate refuses every method id: this agent has no agent-type auth
+// methods (a terminal method is never passed here), so any id is unknown.
 func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
 	return nil, acp.InvalidParams("invalid params: unknown auth method %q (this agent has none to authenticate with; log in with `acp-bridge login`)", req.MethodID)
 }

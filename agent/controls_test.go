@@ -601,20 +601,6 @@ func TestPromptContent(t *testing.T) {
 	}
 }
 
-func TestTitleFrom(t *testing.T) {
-	for in, want := range map[string]string{
-		"Fix the bug":                             "Fix the bug",
-		"\n\n  spaced    out  \nsecond":           "spaced out",
-		"<resource uri=\"x\">\nbody\n</resource>": "body",
-		strings.Repeat("word ", 30):               strings.TrimSpace(strings.Repeat("word ", 12)) + "…",
-		"":                                        "",
-	} {
-		if got := titleFrom(in); got != want {
-			t.Errorf("titleFrom(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // The controls are state like any other: a session folded from another's
 // log comes back with its mode, model and title.
 func TestControlsFoldFromTheLog(t *testing.T) {

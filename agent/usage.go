@@ -3,11 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
@@ -129,38 +126,11 @@ func titleEvent(current, prompt string, now time.Time) (ev session.Title, ok boo
 	if current != "" {
 		return ev, false
 	}
-	title := titleFrom(prompt)
+	title := session.TitleFrom(prompt)
 	if title == "" {
 		return ev, false
 	}
 	return session.Title{Title: title, UpdatedAt: now.UTC().Format(time.RFC3339)}, true
-}
-
-const titleMax = 60
-
-// titleFrom takes the first line of the prompt with text in it, collapses
-// spaces and cuts it at a word boundary near titleMax runes.
-func titleFrom(prompt string) string {
-	var line string
-	for l := range strings.Lines(prompt) {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "<resource") && !strings.HasPrefix(l, "[resource") {
-			line = l
-			break
-		}
-	}
-	line = strings.Join(strings.Fields(line), " ")
-	if utf8.RuneCountInString(line) <= titleMax {
-		return line
-	}
-	runes := []rune(line)[:titleMax]
-	cut := len(runes)
-	for i := len(runes) - 1; i > titleMax/2; i-- {
-		if unicode.IsSpace(runes[i]) {
-			cut = i
-			break
-		}
-	}
-	return strings.TrimRightFunc(string(runes[:cut]), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) + "…"
 }
 
 // planObserver turns a tool result that carries a plan into the session's

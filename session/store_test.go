@@ -363,7 +363,7 @@ func TestList(t *testing.T) {
 	if got := byID["a"].Title; got != "Explain the build" {
 		t.Errorf("title of a = %q", got)
 	}
-	if got := byID["b"].Title; len([]rune(got)) > titleMax+1 || !strings.HasSuffix(got, "…") || strings.HasSuffix(got, " …") {
+	if got := byID["b"].Title; len([]rune(got)) > TitleMax+1 || !strings.HasSuffix(got, "…") || strings.HasSuffix(got, " …") {
 		t.Errorf("long title = %q", got)
 	}
 	if a := byID["a"]; a.Events != 2*stored(turn(1, "")) || !a.Updated.After(a.Created) || a.Cwd != "/w/one" {
@@ -399,8 +399,11 @@ func TestTitleFrom(t *testing.T) {
 		{"\n\n   spaced    out \t words  \nsecond", "spaced out words"},
 		{"", ""},
 		{"   \n\t\n", ""},
-		{strings.Repeat("ab ", 30), strings.TrimSpace(strings.Repeat("ab ", 26)) + "…"},
-		{strings.Repeat("é", 100), strings.Repeat("é", 80) + "…"},
+		{strings.Repeat("ab ", 30), strings.TrimSpace(strings.Repeat("ab ", 20)) + "…"},
+		{strings.Repeat("é", 100), strings.Repeat("é", 60) + "…"},
+		{"<resource uri=\"x\">\nbody\n</resource>", "body"},
+		{strings.Repeat("word ", 30), strings.TrimSpace(strings.Repeat("word ", 12)) + "…"},
+		{"Fix the bug, then the tests, then the docs, then the changelog, then…", "Fix the bug, then the tests, then the docs, then the…"},
 	}
 	for _, tc := range tests {
 		if got := TitleFrom(tc.in); got != tc.want {

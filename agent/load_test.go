@@ -388,7 +388,7 @@ func TestLoadFailsInterruptedCalls(t *testing.T) {
 		session.New(session.TurnStart{Turn: 1}),
 		session.New(session.AssistantChunk{Kind: "text", Text: "Reading."}),
 		session.New(session.AssistantMessage{Text: "Reading.", ToolCalls: []session.MessageCall{
-			{ID: "c1", Name: "read", Arguments: args}, {ID: "c2", Name: "read", Arguments: `{"file_path": "b.txt"}`}}}),
+			{ID: "c1", Name: "read", Arguments: json.RawMessage(args)}, {ID: "c2", Name: "read", Arguments: json.RawMessage(`{"file_path": "b.txt"}`)}}}),
 		session.New(session.ToolCall{CallID: "c1", Name: "read", Args: json.RawMessage(args)}),
 		session.New(session.ToolStatus{CallID: "c1", Status: "running"}),
 	)
@@ -754,7 +754,7 @@ func TestFoldHistory(t *testing.T) {
 	answer := func(text string, calls ...string) session.Event {
 		m := session.AssistantMessage{Text: text}
 		for _, c := range calls {
-			m.ToolCalls = append(m.ToolCalls, session.MessageCall{ID: c, Name: "read", Arguments: `{"file_path":"x"}`})
+			m.ToolCalls = append(m.ToolCalls, session.MessageCall{ID: c, Name: "read", Arguments: json.RawMessage(`{"file_path":"x"}`)})
 		}
 		return session.New(m)
 	}

@@ -419,13 +419,7 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
 	calls := make([]*registry.Call, len(tcs))
 	for i, tc := range tcs {
-		args := tc.Arguments
-		if !json.Valid(args) {
-			// A model's broken JSON is kept as a JSON string, so the log
-			// stays valid and validation fails the call as INVALID_ARGS.
-			args, _ = json.Marshal(string(args))
-		}
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: registry.ArgsJSON(tc.Arguments), Cwd: s.cwd, Roots: s.roots, Files: s.files}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

@@ -48,7 +48,7 @@ func turn(n int, prompt string) []Event {
 		New(AssistantChunk{Kind: "thought", Text: "Let me look."}),
 		New(AssistantChunk{Kind: "text", Text: "Reading."}),
 		New(AssistantMessage{Text: "Reading.", Reasoning: "Let me look.",
-			ToolCalls: []MessageCall{{ID: id, Name: "read", Arguments: `{"file_path":"a.go"}`}}}),
+			ToolCalls: []MessageCall{{ID: id, Name: "read", Arguments: json.RawMessage(`{"file_path":"a.go"}`)}}}),
 		New(ToolCall{CallID: id, Name: "read", Args: json.RawMessage(`{"file_path":"a.go"}`)}),
 		New(ToolStatus{CallID: id, Status: "running"}),
 		New(ToolOutput{CallID: id, Data: "live output, never stored"}),

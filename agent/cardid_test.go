@@ -6,7 +6,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestRepeatedEndpointIDs: an endpoint that names every call "call_0"
@@ -97,8 +97,8 @@ func TestRepeatedEndpointIDs(t *testing.T) {
 	s.mu.Lock()
 	want := snapshot(s.st)
 	s.mu.Unlock()
-	if got := snapshot(folded); !reflect.DeepEqual(got, want) {
-		t.Errorf("the fold differs from the live state:\nlive   %+v\nfolded %+v", want, got)
+	if diff := cmp.Diff(want, snapshot(folded), stateOpts); diff != "" {
+		t.Errorf("the fold differs from the live state (-live +folded):\n%s", diff)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
+	"github.com/google/go-cmp/cmp"
 )
 
 // newSessionCaps opens a session for a client with the given capabilities.
@@ -322,7 +322,7 @@ func TestPruneOldToolResultsFoldsTheSame(t *testing.T) {
 	if _, err := a2.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: id, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := a2.liveSession(t, id).history(); !reflect.DeepEqual(got, hist) {
+	if got := a2.liveSession(t, id).history(); cmp.Diff(got, hist) != "" {
 		t.Fatal("the loaded session's context differs from the live one")
 	}
 	n := len(ep.requests())
@@ -400,7 +400,7 @@ func TestCancelledCompactionLeavesTheContext(t *testing.T) {
 	if stop := <-done; stop != acp.StopCancelled {
 		t.Fatalf("stop = %s, want cancelled", stop)
 	}
-	if got := s.history(); !reflect.DeepEqual(got, before) {
+	if got := s.history(); cmp.Diff(got, before) != "" {
 		t.Fatalf("the context changed:\n%+v\nwas\n%+v", got, before)
 	}
 	var st []string
@@ -418,7 +418,7 @@ func TestCancelledCompactionLeavesTheContext(t *testing.T) {
 	p.mu.Lock()
 	last := p.reqs[len(p.reqs)-1]
 	p.mu.Unlock()
-	if !reflect.DeepEqual(last.Messages[1:len(before)+1], before) {
+	if cmp.Diff(last.Messages[1:len(before)+1], before) != "" {
 		t.Fatal("the next request does not carry the context from before the cancelled compaction")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
+	"github.com/google/go-cmp/cmp"
 )
 
 // fakeClient is the editor: it records updates and answers permission
@@ -381,7 +381,7 @@ func TestCommands(t *testing.T) {
 			// tools and messages: a prefix-cache hit, but for the system
 			// message: /mode plan came between) and adds the instruction.
 			prev, last := rec.reqs[len(rec.reqs)-2], rec.reqs[len(rec.reqs)-1]
-			if !reflect.DeepEqual(last.Tools, prev.Tools) || !reflect.DeepEqual(last.Messages[1:len(prev.Messages)], prev.Messages[1:]) ||
+			if cmp.Diff(last.Tools, prev.Tools) != "" || cmp.Diff(last.Messages[1:len(prev.Messages)], prev.Messages[1:]) != "" ||
 				!strings.Contains(last.Messages[len(last.Messages)-1].Content, "Summarise") {
 				t.Errorf("compaction request = %+v", last)
 			}

@@ -6,7 +6,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 	"time"
 
@@ -206,8 +205,8 @@ func TestSteeringJoinsTheRunningTurn(t *testing.T) {
 	live.mu.Lock()
 	wantSt := snapshot(live.st)
 	live.mu.Unlock()
-	if got := snapshot(folded); !reflect.DeepEqual(got, wantSt) {
-		t.Errorf("fold of the log differs from the live state:\nlive   %+v\nfolded %+v", wantSt, got)
+	if diff := cmp.Diff(wantSt, snapshot(folded), stateOpts); diff != "" {
+		t.Errorf("fold of the log differs from the live state (-live +folded):\n%s", diff)
 	}
 }
 

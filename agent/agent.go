@@ -23,6 +23,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
@@ -104,6 +105,7 @@ type Agent struct {
 	o      Options
 	client acp.Client
 	log    *slog.Logger
+	models catalog.Catalog // the models offered, from o (model/catalog)
 
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
@@ -140,7 +142,8 @@ func New(client acp.Client, o Options) *Agent {
 	if o.NewID == nil {
 		o.NewID = randomID
 	}
-	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*conversation{}}
+	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*conversation{},
+		models: catalog.Catalog{Fixed: o.Models, More: o.MoreModels, Lone: o.Model, LoneName: o.ModelName}}
 }
 
 func randomID() string {
@@ -170,7 +173,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentInfo:       &acp.Implementation{Name: a.o.Name, Version: a.o.Version, Title: "ACP Bridge"},
 		AgentCapabilities: acp.AgentCapabilities{
-			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: a.anyModelImages()},
+			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: a.models.AnyImages()},
 			// Additional directories are roots like the cwd (containment,
 			// permissions); Zed sends them only when this is advertised.
 			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, AdditionalDirectories: &acp.Empty{}, Fork: &acp.Empty{},

@@ -90,7 +90,7 @@ func TestRepeatedEndpointIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	folded := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	folded := newState(a.defaultControls(), func(m string) bool { return a.models.Find(m) != nil })
 	for _, ev := range stored {
 		folded.apply(ev)
 	}

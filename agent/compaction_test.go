@@ -18,6 +18,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
@@ -434,7 +435,7 @@ func TestWindowFromRefusal(t *testing.T) {
 		msg  string
 		want int
 	}{
-		{"the prompt is too long", defaultContextWindow},
+		{"the prompt is too long", catalog.DefaultContextWindow},
 		{"This model's maximum context length is 65536 tokens. However, you requested 70000 tokens.", 65536},
 		{"the request exceeds the available context size of 500000 tokens", 65536}, // wider: not taken
 		{"Maximum context length is 8192", 8192},

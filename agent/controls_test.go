@@ -615,7 +615,7 @@ func TestControlsFoldFromTheLog(t *testing.T) {
 		s.emit(t.Context(), session.New(ev))
 	}
 
-	fresh := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	fresh := newState(a.defaultControls(), func(m string) bool { return a.models.Find(m) != nil })
 	if fresh.ctl.mode != ModeAsk || fresh.ctl.model != "m/a" {
 		t.Fatalf("fresh state starts at %s %s", fresh.ctl.mode, fresh.ctl.model)
 	}
@@ -712,7 +712,7 @@ func TestRefusalLeavesTheContext(t *testing.T) {
 		t.Errorf("context = %s", got)
 	}
 	s := a.liveSession(t, sid)
-	fresh := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	fresh := newState(a.defaultControls(), func(m string) bool { return a.models.Find(m) != nil })
 	for _, ev := range s.log.Events() {
 		fresh.apply(ev)
 	}

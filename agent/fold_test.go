@@ -127,7 +127,7 @@ func TestFoldEqualsLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	folded := newState(a1.defaultControls(), func(m string) bool { return a1.modelChoice(m) != nil })
+	folded := newState(a1.defaultControls(), func(m string) bool { return a1.models.Find(m) != nil })
 	for _, ev := range stored {
 		folded.apply(ev)
 	}

@@ -48,6 +48,7 @@ func TestForkContinuesTheConversation(t *testing.T) {
 				a, c = e.agent(rec, acp.ClientCapabilities{})
 			} else {
 				a.o.Model = rec
+				a.models.Lone = rec // the catalog New made from the options
 			}
 			n := c.count()
 			fork, err := a.ForkSession(t.Context(), &acp.ForkSessionRequest{SessionID: id, Cwd: e.cwd})

@@ -79,7 +79,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 			defer s.emitMu.Unlock()
 			return s.tr.PermissionToolCall(callID)
 		}}
-	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	s.st = newState(a.defaultControls(), func(m string) bool { return a.models.Find(m) != nil })
 	s.ctl = &controls{a: a, emit: s.emit, read: func() ctlState {
 		s.mu.Lock()
 		defer s.mu.Unlock()

@@ -190,7 +190,7 @@ func TestSteeringJoinsTheRunningTurn(t *testing.T) {
 	// The state is a fold of the log as stored: each event through its
 	// log line and back.
 	live := ag.liveSession(t, sid)
-	folded := newState(ag.defaultControls(), func(m string) bool { return ag.modelChoice(m) != nil })
+	folded := newState(ag.defaultControls(), func(m string) bool { return ag.models.Find(m) != nil })
 	for _, ev := range evs {
 		line, err := json.Marshal(ev)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
@@ -42,13 +43,7 @@ func (m *meter) event(u *model.Usage) session.Usage {
 		u = &model.Usage{ContextWindow: m.window()}
 	}
 	choice := m.ctl.model()
-	size := u.ContextWindow
-	if choice != nil && choice.ContextWindow > 0 {
-		size = choice.ContextWindow
-	}
-	if size <= 0 {
-		size = defaultContextWindow
-	}
+	size := catalog.Window(choice, u.ContextWindow)
 	m.mu.Lock()
 	m.turn.add(u)
 	m.mu.Unlock()
@@ -56,10 +51,7 @@ func (m *meter) event(u *model.Usage) session.Usage {
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Estimated: u.Estimated}
 	if choice != nil && choice.Price != nil {
 		// The running total is in the event: applying it is what adds it.
-		ev.Cost, ev.Currency = m.ctl.read().cost+choice.Price.cost(u), choice.Price.Currency
-		if ev.Currency == "" {
-			ev.Currency = "USD"
-		}
+		ev.Cost, ev.Currency = m.ctl.read().cost+choice.Price.Cost(u), choice.Price.CurrencyOf()
 	}
 	return ev
 }
@@ -104,16 +96,6 @@ func (t *turnUsage) add(u *model.Usage) {
 	t.input += uint64(max(u.InputTokens, 0))
 	t.output += uint64(max(u.OutputTokens, 0))
 	t.cached += uint64(max(u.CachedTokens, 0))
-}
-
-// cost of one call: cached input at its own price when one is set.
-func (p *Price) cost(u *model.Usage) float64 {
-	cached := min(u.CachedTokens, u.InputTokens)
-	cachedPrice := p.CachedInput
-	if cachedPrice == 0 {
-		cachedPrice = p.Input
-	}
-	return (float64(u.InputTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.OutputTokens)*p.Output) / 1e6
 }
 
 // titleEvent names the session after its first exchange with the model,

@@ -42,12 +42,26 @@ type conversation struct {
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
+	//
+	// Lock order, the only nesting in a session:
+	//
+	//	outputCoalescer.sendMu -> emitMu -> mu -> the registry's lock
+	//
+	// A coalescer sends (emits) holding its sendMu, so output never
+	// follows its call's result. Under emitMu, fold takes mu to apply the
+	// event, then sets the scope's tools mode and translates (both take
+	// the registry's lock). Nothing takes emitMu while holding mu, and
+	// nothing emits while holding any other lock: the parts' own locks
+	// (announcer, room, meter, steering, Files, mcpServers, callRecorder,
+	// a coalescer's mu) are each taken alone and released before an emit,
+	// and the parts' readers of the folded state take mu alone.
 	emitMu     sync.Mutex
 	log        *session.Log
 	tr         *mapping.Translator
 	saveFailed bool // the log could not be written; the user was told (emit)
 
-	// mu guards st and the running turn. Lock order: emitMu, then mu.
+	// mu guards st and the running turn; taken after emitMu, never before
+	// (see the lock order above).
 	mu      sync.Mutex
 	st      *state // changed only by apply, in commitLocked (state.go)
 	req     reqCache
@@ -107,11 +121,6 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
 		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
-	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
-	a.mu.Lock()
-	s.zeroLines = mapping.ZeroBasedLines(a.info)
-	a.mu.Unlock()
-	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:     []pipeline.Gate{modeGate(s.ctl, s.perm)}, // it consults the permissions' gate
 		Observers: []pipeline.Observer{planObserver(s.emit)},
@@ -121,6 +130,12 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry(), pipeline.Timeout()},
 		Logger:     a.log.With("session", id),
 	})
+	// the scope's own run_code and tools mode
+	s.code = newCodeMode(s.scope, a.log.With("session", id), a.o.CodeMode, s.pipe, s.calls, s.st.ctl.tools)
+	a.mu.Lock()
+	s.zeroLines = mapping.ZeroBasedLines(a.info)
+	a.mu.Unlock()
+	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	return s
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/mapping"
+	"github.com/acp-bridge/acp-bridge/mcpclient"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -52,7 +53,7 @@ type conversation struct {
 	// event, then sets the scope's tools mode and translates (both take
 	// the registry's lock). Nothing takes emitMu while holding mu, and
 	// nothing emits while holding any other lock: the parts' own locks
-	// (announcer, room, meter, steering, Files, mcpServers, callRecorder,
+	// (announcer, room, meter, steering, Files, mcpclient.Servers, callRecorder,
 	// a coalescer's mu) are each taken alone and released before an emit,
 	// and the parts' readers of the folded state take mu alone.
 	emitMu     sync.Mutex
@@ -118,9 +119,9 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		return s.st.ctx.size
 	}}
 	s.calls = newCallRecorder(s.emit)
-	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
-		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
-		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
+	s.mcp = newMCPServers(&mcpclient.Servers{Scope: s.scope, Log: a.log.With("session", id),
+		ClientName: a.o.Name, ClientVersion: a.o.Version, Bound: a.o.MCPStartTimeout}, s.cwd,
+		func(n session.Notice) { s.status(context.Background(), n) })
 	s.pipe = pipeline.New(&pipeline.Options{
 		Gates:     []pipeline.Gate{modeGate(s.ctl, s.perm)}, // it consults the permissions' gate
 		Observers: []pipeline.Observer{planObserver(s.emit)},

@@ -33,6 +33,17 @@ type SessionSteerer interface {
 	Steer(ctx context.Context, req *SteeringRequest) (*SteeringResponse, error)
 }
 
+// SessionTitler serves session/set_title (unstable).
+type SessionTitler interface {
+	SetSessionTitle(ctx context.Context, req *SetSessionTitleRequest) (*SetSessionTitleResponse, error)
+}
+
+// SessionArchiver serves session/archive and session/unarchive (unstable).
+type SessionArchiver interface {
+	ArchiveSession(ctx context.Context, req *ArchiveSessionRequest) (*EmptyResponse, error)
+	UnarchiveSession(ctx context.Context, req *ArchiveSessionRequest) (*EmptyResponse, error)
+}
+
 type SessionLister interface {
 	ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error)
 }

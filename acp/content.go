@@ -3,6 +3,7 @@ package acp
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Meta is the free-form _meta object every ACP type may carry.
@@ -38,6 +39,22 @@ type EmbeddedResource struct {
 
 // TextBlock returns a text content block.
 func TextBlock(text string) ContentBlock { return ContentBlock{Type: "text", Text: text} }
+
+// TextSeparator is what goes between two consecutive text blocks of one
+// message, before and next, so they read as two paragraphs: a blank line,
+// or less where the text already breaks the line. Clients differ in how
+// they split a message into blocks (codecompanion sends a re-sent stopped
+// message as a second block), and a client shows consecutive chunks of one
+// message glued together.
+func TextSeparator(before, next string) string {
+	switch {
+	case before == "" || next == "" || strings.HasSuffix(before, "\n\n") || strings.HasPrefix(next, "\n"):
+		return ""
+	case strings.HasSuffix(before, "\n"):
+		return "\n"
+	}
+	return "\n\n"
+}
 
 type contentWire struct {
 	Type        string            `json:"type"`

@@ -65,6 +65,15 @@ var methods = map[string]method{
 	MethodSessionSteering: optional(func(a SessionSteerer) func(context.Context, *SteeringRequest) (*SteeringResponse, error) {
 		return a.Steer
 	}, "sessionId", "prompt"),
+	MethodSessionSetTitle: optional(func(a SessionTitler) func(context.Context, *SetSessionTitleRequest) (*SetSessionTitleResponse, error) {
+		return a.SetSessionTitle
+	}, "sessionId", "title"),
+	MethodSessionArchive: optional(func(a SessionArchiver) func(context.Context, *ArchiveSessionRequest) (*EmptyResponse, error) {
+		return a.ArchiveSession
+	}, "sessionId"),
+	MethodSessionUnarchive: optional(func(a SessionArchiver) func(context.Context, *ArchiveSessionRequest) (*EmptyResponse, error) {
+		return a.UnarchiveSession
+	}, "sessionId"),
 	MethodLogout: optional(func(a LoggerOuter) func(context.Context, *LogoutRequest) (*LogoutResponse, error) {
 		return a.Logout
 	}),

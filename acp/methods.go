@@ -11,7 +11,10 @@ const (
 	MethodSessionList            = "session/list"
 	MethodSessionClose           = "session/close"
 	MethodSessionDelete          = "session/delete"
-	MethodSessionFork            = "session/fork" // unstable
+	MethodSessionFork            = "session/fork"      // unstable
+	MethodSessionSetTitle        = "session/set_title" // unstable
+	MethodSessionArchive         = "session/archive"   // unstable
+	MethodSessionUnarchive       = "session/unarchive" // unstable
 	MethodSessionPrompt          = "session/prompt"
 	MethodSessionCancel          = "session/cancel"
 	MethodSessionSetMode         = "session/set_mode"

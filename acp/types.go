@@ -79,15 +79,19 @@ type InitializeRequest struct {
 	Meta               Meta               `json:"_meta,omitempty"`
 }
 
+// The capability flags are left out when false: every one defaults to
+// false in the schema, and a client may read a present key as support
+// (acp.el shows "image, audio" for {"image": false, "audio": false}).
+
 type PromptCapabilities struct {
-	Image           bool `json:"image"`
-	Audio           bool `json:"audio"`
-	EmbeddedContext bool `json:"embeddedContext"`
+	Image           bool `json:"image,omitempty"`
+	Audio           bool `json:"audio,omitempty"`
+	EmbeddedContext bool `json:"embeddedContext,omitempty"`
 }
 
 type McpCapabilities struct {
-	HTTP bool `json:"http"`
-	SSE  bool `json:"sse"`
+	HTTP bool `json:"http,omitempty"`
+	SSE  bool `json:"sse,omitempty"`
 }
 
 // Empty is the `{}` that marks a capability as supported.
@@ -136,6 +140,8 @@ type SessionCapabilities struct {
 	// SystemPrompt (unstable) advertises systemPrompt on new, load, resume
 	// and fork; {} means append only.
 	SystemPrompt *SystemPromptCaps `json:"systemPrompt,omitempty"`
+	Title        *Empty            `json:"title,omitempty"`   // unstable: session/set_title
+	Archive      *Empty            `json:"archive,omitempty"` // unstable: session/archive, session/unarchive
 }
 
 // SystemPromptCaps is sessionCapabilities.systemPrompt.
@@ -153,9 +159,9 @@ type AgentAuthCapabilities struct {
 }
 
 type AgentCapabilities struct {
-	LoadSession         bool                  `json:"loadSession"`
-	PromptCapabilities  PromptCapabilities    `json:"promptCapabilities"`
-	McpCapabilities     McpCapabilities       `json:"mcpCapabilities"`
+	LoadSession         bool                  `json:"loadSession,omitempty"`
+	PromptCapabilities  PromptCapabilities    `json:"promptCapabilities,omitzero"`
+	McpCapabilities     McpCapabilities       `json:"mcpCapabilities,omitzero"`
 	SessionCapabilities SessionCapabilities   `json:"sessionCapabilities"`
 	Auth                AgentAuthCapabilities `json:"auth,omitzero"`
 	Meta                Meta                  `json:"_meta,omitempty"`
@@ -331,7 +337,29 @@ type ForkSessionResponse = NewSessionResponse
 type ListSessionsRequest struct {
 	Cwd    string `json:"cwd,omitempty"`
 	Cursor string `json:"cursor,omitempty"`
-	Meta   Meta   `json:"_meta,omitempty"`
+	// Archived (unstable) is "exclude" (the default), "include" or "only".
+	Archived string `json:"archived,omitempty"`
+	Meta     Meta   `json:"_meta,omitempty"`
+}
+
+// Archive filters of session/list (unstable).
+const (
+	ArchivedExclude = "exclude"
+	ArchivedInclude = "include"
+	ArchivedOnly    = "only"
+)
+
+// SetSessionTitleRequest (unstable) renames a session.
+type SetSessionTitleRequest struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
+// SetSessionTitleResponse is the title as the session now has it.
+type SetSessionTitleResponse struct {
+	Title string `json:"title"`
+	Meta  Meta   `json:"_meta,omitempty"`
 }
 
 type SessionInfo struct {
@@ -340,6 +368,7 @@ type SessionInfo struct {
 	Title                 string   `json:"title,omitempty"`
 	UpdatedAt             string   `json:"updatedAt,omitempty"`
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	Archived              bool     `json:"archived,omitempty"` // unstable
 	Meta                  Meta     `json:"_meta,omitempty"`
 }
 
@@ -358,6 +387,8 @@ type (
 	CloseSessionRequest  = SessionRef
 	DeleteSessionRequest = SessionRef
 	CancelNotification   = SessionRef
+	// ArchiveSessionRequest is session/archive and session/unarchive (unstable).
+	ArchiveSessionRequest = SessionRef
 )
 
 type EmptyResponse struct {
@@ -401,10 +432,59 @@ const (
 	StopCancelled       StopReason = "cancelled"
 )
 
+// PromptResponse is the session/prompt result. Usage, the turn's tokens, is
+// a root field of the unstable schema only: a client on the stable schema
+// flags an unknown key at the root (the conformance kit's ACP-SCHEMA-002),
+// so it travels in _meta.usage, where every schema allows it, with the
+// unstable field's shape.
 type PromptResponse struct {
 	StopReason StopReason `json:"stopReason"`
-	Usage      *Usage     `json:"usage,omitempty"` // unstable: the turn's tokens
+	Usage      *Usage     `json:"-"` // on the wire: _meta.usage
 	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+// MetaUsage is the _meta key of PromptResponse.Usage.
+const MetaUsage = "usage"
+
+type promptResponseWire struct {
+	StopReason StopReason `json:"stopReason"`
+	Meta       Meta       `json:"_meta,omitempty"`
+}
+
+func (r PromptResponse) MarshalJSON() ([]byte, error) {
+	w := promptResponseWire{StopReason: r.StopReason, Meta: r.Meta}
+	if r.Usage != nil {
+		w.Meta = make(Meta, len(r.Meta)+1)
+		for k, v := range r.Meta {
+			w.Meta[k] = v
+		}
+		w.Meta[MetaUsage] = r.Usage
+	}
+	return json.Marshal(w)
+}
+
+func (r *PromptResponse) UnmarshalJSON(b []byte) error {
+	var w struct {
+		promptResponseWire
+		Usage *Usage `json:"usage"` // an agent on the unstable schema
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = PromptResponse{StopReason: w.StopReason, Meta: w.Meta, Usage: w.Usage}
+	if raw, ok := w.Meta[MetaUsage]; ok {
+		delete(r.Meta, MetaUsage)
+		if len(r.Meta) == 0 {
+			r.Meta = nil
+		}
+		if bb, err := json.Marshal(raw); err == nil {
+			var u Usage
+			if json.Unmarshal(bb, &u) == nil {
+				r.Usage = &u
+			}
+		}
+	}
+	return nil
 }
 
 // Usage is the token count of one prompt turn (unstable). The optional

@@ -26,6 +26,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/settings"
 )
 
 // Options configure an Agent. Zero values take the documented defaults.
@@ -66,6 +67,14 @@ type Options struct {
 	// ToolsMode is how new sessions offer tools: native (default), code
 	// (run_code only) or both; each session may change it (tools_mode option).
 	ToolsMode codemode.Mode
+	// Policy is the user's permission rules, hooks and tool timeouts (their
+	// config file; settings.Section.Compile). The zero value: none.
+	Policy settings.Policy
+	// Settings keeps what the bridge remembers per project for the user:
+	// "always allow" answers as rules, and which project settings files
+	// the user trusted. nil: answers last for the session, and a project's
+	// allow rules and hooks never apply (its deny and ask rules do).
+	Settings *settings.Store
 	// CodeMode configures run_code (limits, value mapping); nil: defaults.
 	CodeMode *codemode.Options
 	// Store keeps sessions across processes (session/load, resume, list,
@@ -192,6 +201,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		resp.AgentCapabilities.LoadSession = true
 		sc := &resp.AgentCapabilities.SessionCapabilities
 		sc.List, sc.Resume, sc.Delete = &acp.Empty{}, &acp.Empty{}, &acp.Empty{}
+		sc.Title, sc.Archive = &acp.Empty{}, &acp.Empty{} // titles.go
 	}
 	return resp, nil
 }

@@ -363,7 +363,7 @@ func TestModelFailureIsAnError(t *testing.T) {
 		{"failed request", script(t, `{"responses":[{"parts":[{"text":"par"},{"error":"connection reset"}]}]}`), acp.CodeInternalError,
 			[]string{"The model request failed", "connection reset"}, "par"},
 		{"missing key", noKey, acp.CodeAuthRequired,
-			[]string{"needs an API key: SOME_KEY is not set", `"agent_servers"`, "acp-bridge login"}, ""},
+			[]string{"needs an API key: SOME_KEY is not set", "your editor's settings for this agent", "acp-bridge login"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -386,6 +386,36 @@ func TestModelFailureIsAnError(t *testing.T) {
 				t.Errorf("agent text %q, want only what streamed (%q)", got, tt.streamed)
 			}
 		})
+	}
+}
+
+// The key advice names the settings of the editor the user is in (from
+// clientInfo), and none of another editor's; an editor it does not know
+// gets neutral advice.
+func TestKeyAdviceNamesTheEditor(t *testing.T) {
+	tests := []struct {
+		info      *acp.Implementation
+		want      string
+		notWanted []string
+	}{
+		{&acp.Implementation{Name: "zed", Version: "0.300.0"}, `"agent_servers" in settings.json`, []string{"CodeCompanion", "agent-shell"}},
+		{&acp.Implementation{Name: "JetBrains AI Assistant"}, "~/.jetbrains/acp.json", []string{"Zed", "settings.json"}},
+		{&acp.Implementation{Name: "CodeCompanion.nvim", Version: "17.0.0"}, "acp_bridge adapter", []string{"Zed", "agent_servers"}},
+		{&acp.Implementation{Name: "agent-shell", Version: "0.74"}, ":environment-variables", []string{"Zed", "agent_servers"}},
+		{&acp.Implementation{Name: "acp.el"}, ":environment-variables", []string{"Zed", "agent_servers"}},
+		{&acp.Implementation{Name: "my-app"}, "your editor's settings for this agent", []string{"Zed", "agent_servers", "CodeCompanion"}},
+		{nil, "your editor's settings for this agent", []string{"Zed", "agent_servers"}},
+	}
+	for _, tt := range tests {
+		got := keyAdvice("DEEPSEEK_API_KEY", editorOf(tt.info))
+		if !strings.Contains(got, tt.want) || !strings.Contains(got, "Set DEEPSEEK_API_KEY") || !strings.Contains(got, "acp-bridge login") {
+			t.Errorf("%+v: advice %q, want %q in it", tt.info, got, tt.want)
+		}
+		for _, w := range tt.notWanted {
+			if strings.Contains(got, w) {
+				t.Errorf("%+v: advice names %q, another editor's: %s", tt.info, w, got)
+			}
+		}
 	}
 }
 

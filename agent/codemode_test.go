@@ -239,7 +239,7 @@ func TestToolsModeOption(t *testing.T) {
 	a, _, sid := newTestSession(t, Options{})
 	s := a.sessions[sid]
 	current := func() string {
-		for _, o := range mapping.ConfigOptions(s.ctl.state()) {
+		for _, o := range mapping.ConfigOptions(s.ctl.state(), false) {
 			if o.ID == mapping.ConfigTools {
 				b, _ := json.Marshal(o)
 				if err := schema.Validate("SessionConfigOption", b); err != nil {
@@ -315,8 +315,12 @@ func TestCodeModeCancelMidRun(t *testing.T) {
 	for _, u := range e.updates() {
 		if u, ok := u.(*acp.ToolCallUpdate); ok && u.Status != nil {
 			final[u.ToolCallID] = string(*u.Status)
-			if u.ToolCallID == "c1" && len(u.Content) > 0 {
-				runText = u.Content[0].Content.Text
+			if u.ToolCallID == "c1" && len(u.Content) > 1 {
+				// The program stays above the result.
+				if !strings.Contains(u.Content[0].Content.Text, "await tools.wait") {
+					t.Errorf("the final run_code card lost its program: %q", u.Content[0].Content.Text)
+				}
+				runText = u.Content[1].Content.Text
 			}
 		}
 	}

@@ -34,6 +34,7 @@ func init() {
 		{session.Command{Name: "mode", Description: "Show or set the permission mode", Hint: "ask | accept-edits | plan | bypass"}, cmdMode},
 		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, cmdModel},
 		{session.Command{Name: "tools", Description: "List the tools the model can call"}, cmdTools},
+		{session.Command{Name: "permissions", Description: "List the permission rules and hooks in effect and where each comes from; remove a remembered rule", Hint: "remove N (optional)"}, cmdPermissions},
 	}
 }
 
@@ -113,6 +114,9 @@ func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *
 		return acp.StopEndTurn, nil
 	}
 	reason, failure := s.run(ctx, text)
+	if failure == nil && ctx.Err() == nil {
+		s.policy.stopped(ctx, reason)
+	}
 	if failure == nil && s.ctl.provider() != nil && ctx.Err() == nil {
 		if ev, ok := titleEvent(s.ctl.read().title, text, s.a.o.Now()); ok {
 			s.emit(ctx, session.New(ev))

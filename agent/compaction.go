@@ -124,8 +124,8 @@ func (r *room) estimate(req *model.Request) int {
 // automatic reports whether an automatic compaction may run now, and the
 // running turn: not when it is off, nor again in a turn where one failed.
 func (r *room) automatic() (turn int, ok bool) {
-	if r.threshold < 0 {
-		return 0, false // automatic compaction is off
+	if r.threshold < 0 || r.ctl.read().manualCompact {
+		return 0, false // automatic compaction is off (configured, or the session's switch)
 	}
 	_, _, turn = r.folded()
 	r.mu.Lock()

@@ -20,7 +20,9 @@ const linkedFileMax = 256 << 10
 
 // promptContent flattens the prompt blocks into the text the model reads
 // and the images that go with it:
-//   - text as is;
+//   - text as is; consecutive text blocks are separate paragraphs (a client
+//     that re-sends a stopped message adds the new one as a second block,
+//     and "a bit" + "Now fail" must not read "a bitNow fail");
 //   - resource_link: a file:// link is read into the context (bounded);
 //     other schemes are named so the model can fetch them with a tool;
 //   - resource: embedded text in a <resource> element; a blob image is an
@@ -38,6 +40,9 @@ func promptContent(m *ModelChoice, blocks []acp.ContentBlock) (text string, imag
 	for i, blk := range blocks {
 		switch blk.Type {
 		case "text":
+			if i > 0 && blocks[i-1].Type == "text" {
+				b.WriteString(acp.TextSeparator(b.String(), blk.Text))
+			}
 			b.WriteString(blk.Text)
 		case "resource_link":
 			b.WriteString(linkedResource(blk))

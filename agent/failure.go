@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
@@ -14,12 +15,13 @@ import (
 // not with text: an editor shows an error as an error (Zed: a callout; for
 // -32000 "Authentication required" with the agent's auth methods), while
 // text in agent_message_chunk reads as the model's answer. The message
-// names the settings as a user of the editor changes them: the agent's
-// environment in the editor's agent configuration (Zed: "env" of the entry
-// under "agent_servers" in settings.json), or `acp-bridge login`.
+// names the settings as a user of that editor changes them (editorOf reads
+// the client's clientInfo): the agent's environment in the editor's agent
+// configuration, or `acp-bridge login`.
 
-// promptError is the JSON-RPC error for a failed model request.
-func promptError(err error) *acp.Error {
+// promptError is the JSON-RPC error for a failed model request, for a
+// user of the editor ed.
+func promptError(err error, ed clientKind) *acp.Error {
 	var me *model.Error
 	if !errors.As(err, &me) {
 		return &acp.Error{Code: acp.CodeInternalError, Message: "The model request failed: " + err.Error()}
@@ -45,13 +47,52 @@ func promptError(err error) *acp.Error {
 	if me.Msg != "" {
 		what += ": " + me.Msg
 	}
-	return &acp.Error{Code: acp.CodeAuthRequired, Data: data, Message: what + ". " + keyAdvice(env)}
+	return &acp.Error{Code: acp.CodeAuthRequired, Data: data, Message: what + ". " + keyAdvice(env, ed)}
 }
 
-// keyAdvice says where a key goes, as an editor user sets it.
-func keyAdvice(env string) string {
-	return fmt.Sprintf("Set %s to a valid key in the environment acp-bridge starts with: in Zed, in the \"env\" of its entry "+
-		"under \"agent_servers\" in settings.json; or run acp-bridge login in a terminal. The key is read when acp-bridge starts.", env)
+// clientKind is the editor as far as its settings go: the advice for one
+// editor's users is wrong for another's.
+type clientKind int
+
+const (
+	editorUnknown clientKind = iota
+	editorZed
+	editorJetBrains
+	editorCodeCompanion
+	editorAgentShell
+)
+
+// editorOf names the editor from its clientInfo; a client it does not know
+// gets neutral advice.
+func editorOf(info *acp.Implementation) clientKind {
+	if info == nil {
+		return editorUnknown
+	}
+	name := strings.ToLower(info.Name + " " + info.Title)
+	switch {
+	case strings.Contains(name, "codecompanion"):
+		return editorCodeCompanion
+	case strings.Contains(name, "agent-shell"), strings.Contains(name, "acp.el"), strings.Contains(name, "emacs"):
+		return editorAgentShell
+	case strings.Contains(name, "jetbrains"), strings.Contains(name, "intellij"):
+		return editorJetBrains
+	case strings.TrimSpace(strings.ToLower(info.Name)) == "zed":
+		return editorZed
+	}
+	return editorUnknown
+}
+
+// keyAdvice says where a key goes, as a user of the editor sets it.
+func keyAdvice(env string, ed clientKind) string {
+	where := map[clientKind]string{
+		editorZed:           `in Zed, in the "env" of its entry under "agent_servers" in settings.json`,
+		editorJetBrains:     `in the "env" of its entry under "agent_servers" in ~/.jetbrains/acp.json`,
+		editorCodeCompanion: `in CodeCompanion, in the "env" of the acp_bridge adapter (or in the environment Neovim starts with)`,
+		editorAgentShell:    `in agent-shell, in the :environment-variables of its agent config (or in Emacs's environment, with :inherit-env t)`,
+		editorUnknown:       `in your editor's settings for this agent (its environment variables), or in the environment the editor starts with`,
+	}[ed]
+	return fmt.Sprintf("Set %s to a valid key in the environment acp-bridge starts with: %s; "+
+		"or run acp-bridge login in a terminal. The key is read when acp-bridge starts.", env, where)
 }
 
 // maxTurnNotice says why a turn stopped at its request limit.

@@ -41,6 +41,8 @@ func (a *Agent) newLog(id string, roots []string) *session.Log {
 			return lg
 		}
 		a.log.Error("session will not be saved", "session", id, "err", err)
+		// The editor is told too, with the first update it is sent.
+		return session.UnsavedLog(a.o.Now, err)
 	}
 	return session.NewLog(a.o.Now)
 }
@@ -190,8 +192,9 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	if err := s.foldLog(ctx, replay); err != nil {
 		return nil, err
 	}
+	s.tellSkipped(ctx, replay)
 	if sealed := s.seal(ctx, replay); sealed > 0 {
-		a.log.Warn("session was cut short by an earlier process; its open turn is closed", "session", id, "events", sealed)
+		a.log.Info("session was cut short by an earlier process; its open turn is closed", "session", id, "events", sealed) // seal's notice tells the user
 	}
 	s.tr.EndReplay()
 
@@ -203,6 +206,38 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	s.announced.afterReply(ctx)
 	s.mcp.start(ctx, servers)
 	return s, nil
+}
+
+// tellSkipped tells the editor which lines of the stored log could not be
+// used: the session was rebuilt without them. The notice is about this
+// load, not part of the conversation, so it is not logged.
+func (s *conversation) tellSkipped(ctx context.Context, send bool) {
+	skipped := s.log.Skipped()
+	if len(skipped) == 0 {
+		return
+	}
+	s.a.log.Warn("session log has damaged lines; loaded without them", "session", s.id, "lines", len(skipped), "first", skipped[0].Error())
+	if !send {
+		return
+	}
+	var b strings.Builder
+	for i, c := range skipped {
+		if i == 5 {
+			fmt.Fprintf(&b, "\n… and %d more", len(skipped)-i)
+			break
+		}
+		b.WriteString("\n- " + c.Error())
+	}
+	what := fmt.Sprintf("%d damaged lines of its log were", len(skipped))
+	if len(skipped) == 1 {
+		what = "a damaged line of its log was"
+	}
+	desc := fmt.Sprintf("The session loaded, but %s left out (the file is unchanged):%s", what, b.String())
+	s.emitMu.Lock()
+	updates := s.fold(session.New(session.Notice{Text: "\n\n[" + desc + "]\n\n", Severity: acp.NoticeWarning,
+		Title: "Part of this session could not be read", Description: desc}))
+	s.emitMu.Unlock()
+	s.send(ctx, updates)
 }
 
 // foldLog applies every stored event of a session being opened, through
@@ -232,6 +267,13 @@ func (s *conversation) sendLog(ctx context.Context, step func(session.Event) []a
 	evs := s.log.Events()
 	void := hiddenOnReplay(evs, s.scope)
 	for i, ev := range evs {
+		if err := ctx.Err(); err != nil {
+			// $/cancel_request (or the editor gone). A load answers -32800
+			// and restore drops the half-folded session, unsealed and not
+			// live, its log closed, so a later load starts clean; a replay
+			// leaves the live session as it was.
+			return err
+		}
 		updates := step(ev)
 		if !send || void[i] {
 			continue
@@ -393,6 +435,11 @@ func (a *Agent) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) 
 	if size <= 0 {
 		size = defaultListPageSize
 	}
+	switch req.Archived {
+	case "", acp.ArchivedExclude, acp.ArchivedInclude, acp.ArchivedOnly:
+	default:
+		return nil, acp.InvalidParams("invalid params: archived must be %q, %q or %q, not %q", acp.ArchivedExclude, acp.ArchivedInclude, acp.ArchivedOnly, req.Archived)
+	}
 	resp := &acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
 	var last session.Info
 	for _, in := range infos {
@@ -400,6 +447,9 @@ func (a *Agent) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) 
 			continue
 		}
 		if after != nil && !after.before(in) {
+			continue
+		}
+		if in.Archived && (req.Archived == "" || req.Archived == acp.ArchivedExclude) || !in.Archived && req.Archived == acp.ArchivedOnly {
 			continue
 		}
 		if len(resp.Sessions) == size {
@@ -412,6 +462,7 @@ func (a *Agent) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) 
 			Title:                 in.Title,
 			UpdatedAt:             in.Updated.UTC().Format(time.RFC3339Nano),
 			AdditionalDirectories: in.AdditionalDirectories,
+			Archived:              in.Archived,
 		})
 		last = in
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -457,8 +458,10 @@ func TestLoadRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeRaw("future", `{"seq":1,"time":"2026-03-01T09:00:01Z","type":"hologram/projected","data":{}}`)
-	writeRaw("corrupt", `{"seq":1,"time":"2026-03-01T09:00:01Z","type":"notice","data":{"text":"x"}}`, `}{`, `{"seq":3}`)
+	if err := os.WriteFile(filepath.Join(e.dir, "badheader.jsonl"), []byte("{\"type\":\"other\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = writeRaw
 
 	// Another process holding the log open.
 	other, err := session.OpenStore(e.dir, nil)
@@ -481,8 +484,7 @@ func TestLoadRefusals(t *testing.T) {
 		{"id that is a path", "../etc/passwd", e.cwd, acp.CodeResourceNotFound, "session not found"},
 		{"other cwd", "stored", "/elsewhere", acp.CodeInvalidParams, "belongs to " + e.cwd},
 		{"relative cwd", "stored", "work", acp.CodeInvalidParams, "absolute"},
-		{"unknown event type", "future", e.cwd, acp.CodeInternalError, `"hologram/projected"`},
-		{"corrupt log", "corrupt", e.cwd, acp.CodeInternalError, "line 3"},
+		{"corrupt header", "badheader", e.cwd, acp.CodeInternalError, "not a session header"},
 		{"held by another process", "elsewhere", e.cwd, acp.CodeInvalidParams, "another acp-bridge process"},
 	}
 	for _, tc := range tests {
@@ -516,6 +518,51 @@ func TestLoadRefusals(t *testing.T) {
 	a.mu.Unlock()
 	if n != 2 {
 		t.Errorf("%d live sessions, want 2 (the new one and the loaded one)", n)
+	}
+}
+
+// TestLoadSkipsDamagedLines: a line that cannot be used (damaged, or of an
+// event type this build does not know) costs that line only: the rest
+// loads and replays, the editor is told which lines were left out, and the
+// file is not changed.
+func TestLoadSkipsDamagedLines(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string // in the notice
+	}{
+		{"unknown event type", []string{`{"seq":1,"time":"2026-03-01T09:00:01Z","type":"hologram/projected","data":{}}`,
+			`{"seq":2,"time":"2026-03-01T09:00:02Z","type":"notice","data":{"text":"kept"}}`}, []string{"hologram/projected", "line 2"}},
+		{"garbage mid-log and a damaged last line", []string{`{"seq":1,"time":"2026-03-01T09:00:01Z","type":"notice","data":{"text":"kept"}}`, `}{`,
+			`{"seq":3,"time":"2026-03-01T09:00:03Z","type":"notice","data":{"text":"kept too"}}`, `{"seq":4,"time":"2026-03-01T09:00:04Z","type":"turn/start","data":{"turn":"one"}}`},
+			[]string{"2 damaged lines", "line 3", "line 5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newStEnv(t)
+			a, c := e.agent(nil, acp.ClientCapabilities{})
+			body := fmt.Sprintf(`{"type":"session","version":1,"id":"d","cwd":%q,"created":"2026-03-01T09:00:00Z"}`, e.cwd) + "\n" + strings.Join(tt.lines, "\n") + "\n"
+			p := filepath.Join(e.dir, "d.jsonl")
+			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: "d", Cwd: e.cwd, McpServers: []acp.McpServer{}}); err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			var sent strings.Builder
+			for _, u := range c.since(0) {
+				b, _ := json.Marshal(u)
+				sent.Write(b)
+			}
+			for _, w := range append([]string{"kept", "left out"}, tt.want...) {
+				if !strings.Contains(sent.String(), w) {
+					t.Errorf("the editor was not sent %q: %s", w, sent.String())
+				}
+			}
+			if got, _ := os.ReadFile(p); !bytes.HasPrefix(got, []byte(body)) {
+				t.Errorf("the load changed the stored lines:\n%s", got)
+			}
+		})
 	}
 }
 

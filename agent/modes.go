@@ -72,13 +72,16 @@ type controls struct {
 	read func() ctlState
 	// emit logs one event of the session.
 	emit func(ctx context.Context, ev session.Event)
+	// booleans: the client takes boolean config options, so the
+	// switches are among the options it is shown.
+	booleans bool
 }
 
 // Controls returns what session/new, load and resume answer with: the
 // legacy modes and the complete config option list.
 func (c *controls) Controls() (*acp.SessionModeState, []acp.ConfigOption) {
 	st := c.state()
-	return mapping.ModeState(st), mapping.ConfigOptions(st)
+	return mapping.ModeState(st), mapping.ConfigOptions(st, c.booleans)
 }
 
 // state is the complete state the mapping renders.
@@ -87,7 +90,13 @@ func (c *controls) state() session.Controls { return c.a.controlsOf(c.read()) }
 // controlsOf is the event that records ctl, with the choices offered.
 func (a *Agent) controlsOf(ctl ctlState) session.Controls {
 	c := session.Controls{Mode: ctl.mode, Modes: a.offeredModes(ctl.mode), Model: ctl.model,
-		Tools: string(ctl.tools), ToolsModes: toolsModeChoices, Effort: ctl.effort}
+		Tools: string(ctl.tools), ToolsModes: toolsModeChoices, Effort: ctl.effort,
+		Switches: []session.Switch{
+			{ID: mapping.ConfigAutoCompact, Name: "Automatic compaction", On: !ctl.manualCompact,
+				Description: "Summarise older turns when the conversation nears the model's context window (off: only /compact, or when the endpoint refuses a request as too long)"},
+			{ID: mapping.ConfigShowThoughts, Name: "Show thinking", On: !ctl.hideThoughts,
+				Description: "Show the model's reasoning in the thread (it is kept either way)"},
+		}}
 	for _, m := range a.models.Models() {
 		c.Models = append(c.Models, session.Choice{ID: m.ID, Name: m.Name, Description: m.Description})
 	}
@@ -154,6 +163,28 @@ func (c *controls) set(ctx context.Context, id, value string) error {
 	return nil
 }
 
+// setSwitch turns an on/off setting (a boolean config option) on or off,
+// by logging the new state like set.
+func (c *controls) setSwitch(ctx context.Context, id string, on bool) error {
+	ctl := c.read()
+	switch id {
+	case mapping.ConfigAutoCompact:
+		ctl.manualCompact = !on
+	case mapping.ConfigShowThoughts:
+		ctl.hideThoughts = !on
+	default:
+		return acp.InvalidParams("invalid params: %q is not a boolean option (this agent has %q and %q)",
+			id, mapping.ConfigAutoCompact, mapping.ConfigShowThoughts)
+	}
+	c.emit(ctx, session.New(c.a.controlsOf(ctl)))
+	return nil
+}
+
+// isSwitch reports whether id names an on/off setting.
+func isSwitch(id string) bool {
+	return id == mapping.ConfigAutoCompact || id == mapping.ConfigShowThoughts
+}
+
 // offeredModes are the permission modes the picker offers: bypass only
 // when the user opted in (Options.OfferBypass), or while it is the current
 // mode (a picker must hold its current value).
@@ -198,12 +229,23 @@ func (a *Agent) SetSessionMode(ctx context.Context, req *acp.SetModeRequest) (*a
 	return &acp.EmptyResponse{}, nil
 }
 
-// SetSessionConfigOption sets the mode or the model and answers with the
-// complete option list.
+// SetSessionConfigOption sets the mode, the model, the tools mode, the
+// effort or a switch (a boolean value), and answers with the complete
+// option list as this client is shown it.
 func (a *Agent) SetSessionConfigOption(ctx context.Context, req *acp.SetConfigOptionRequest) (*acp.SetConfigOptionResponse, error) {
 	s, err := a.session(req.SessionID)
 	if err != nil {
 		return nil, err
+	}
+	if req.Type == acp.ConfigBoolean || isSwitch(req.ConfigID) {
+		var on bool
+		if err := json.Unmarshal(req.Value, &on); err != nil {
+			return nil, acp.InvalidParams("invalid params: %q takes a boolean value (type \"boolean\")", req.ConfigID)
+		}
+		if err := s.ctl.setSwitch(ctx, req.ConfigID, on); err != nil {
+			return nil, err
+		}
+		return &acp.SetConfigOptionResponse{ConfigOptions: mapping.ConfigOptions(s.ctl.state(), s.ctl.booleans)}, nil
 	}
 	var value string
 	if err := json.Unmarshal(req.Value, &value); err != nil {
@@ -215,7 +257,7 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req *acp.SetConfigOp
 	if err := s.ctl.set(ctx, req.ConfigID, value); err != nil {
 		return nil, err
 	}
-	return &acp.SetConfigOptionResponse{ConfigOptions: mapping.ConfigOptions(s.ctl.state())}, nil
+	return &acp.SetConfigOptionResponse{ConfigOptions: mapping.ConfigOptions(s.ctl.state(), s.ctl.booleans)}, nil
 }
 
 // fromPicker refuses a mode the picker does not offer. Zed re-applies the

@@ -31,6 +31,7 @@ type conversation struct {
 	// zeroLines: the client reads card lines 0-based (mapping.ZeroBasedLines
 	// of its clientInfo), snapshotted with caps.
 	zeroLines bool
+	editor    clientKind // whose settings a failure's advice names (failure.go)
 	scope     *registry.Scope
 	pipe      *pipeline.Pipeline
 	files     *Files        // tools' file access and read-tracking (files.go)
@@ -40,6 +41,7 @@ type conversation struct {
 	meter     *meter        // usage and cost reporting (usage.go)
 	prompts   *prompts      // the system prompt (prompt.go)
 	calls     *callRecorder // every tool call's events and live output (calls.go)
+	policy    *userPolicy   // the user's rules and hooks (policy.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
@@ -95,7 +97,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 			return s.tr.PermissionToolCall(callID)
 		}}
 	s.st = newState(a.defaultControls(), func(m string) bool { return a.models.Find(m) != nil })
-	s.ctl = &controls{a: a, emit: s.emit, read: func() ctlState {
+	s.ctl = &controls{a: a, emit: s.emit, booleans: caps.BooleanConfigOptions(), read: func() ctlState {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.st.ctl
@@ -122,20 +124,33 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.mcp = newMCPServers(&mcpclient.Servers{Scope: s.scope, Log: a.log.With("session", id),
 		ClientName: a.o.Name, ClientVersion: a.o.Version, Bound: a.o.MCPStartTimeout}, s.cwd,
 		func(n session.Notice) { s.status(context.Background(), n) })
+	a.mu.Lock()
+	s.zeroLines = mapping.ZeroBasedLines(a.info)
+	s.editor = editorOf(a.info)
+	a.mu.Unlock()
+	s.policy = newUserPolicy(a.o.Policy, a.o.Settings, id, s.cwd, a.log, policyReport(s))
+	s.perm.policy = s.policy
+	s.perm.seq = func() string { // the running turn's number
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return fmt.Sprint(s.st.turns)
+	}
 	s.pipe = pipeline.New(&pipeline.Options{
-		Gates:     []pipeline.Gate{modeGate(s.ctl, s.perm)}, // it consults the permissions' gate
 		Observers: []pipeline.Observer{planObserver(s.emit)},
 		Approver:  s.perm,
 		// markRunning is outermost: the card turns in_progress once, even
-		// when Retry runs the body again; Timeout bounds each attempt.
-		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry(), pipeline.Timeout()},
+		// when Retry runs the body again; the policy's timeout (innermost,
+		// install) bounds each attempt.
+		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry()},
 		Logger:     a.log.With("session", id),
 	})
-	// the scope's own run_code and tools mode
+	// The user's rules and hooks come first, so a refusal names the rule
+	// whatever the mode; the mode gate consults the permissions' gate.
+	s.policy.install(s.pipe)
+	s.pipe.AddGate(modeGate(s.ctl, s.perm))
+	// The scope's own run_code and tools mode: its sub-calls go through
+	// the pipeline (policy installed) and the call recorder.
 	s.code = newCodeMode(s.scope, a.log.With("session", id), a.o.CodeMode, s.pipe, s.calls, s.st.ctl.tools)
-	a.mu.Lock()
-	s.zeroLines = mapping.ZeroBasedLines(a.info)
-	a.mu.Unlock()
 	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	return s
 }
@@ -143,7 +158,8 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 // mappingOptions is how this session's events render for its client.
 func (s *conversation) mappingOptions(replay bool) mapping.Options {
 	return mapping.Options{Cwd: s.cwd, TerminalOutput: s.caps.TerminalOutput(), Compaction: s.caps.Compaction(), Replay: replay,
-		ZeroBasedLines: s.zeroLines, TerminalOutputDelta: s.caps.TerminalOutputDelta(), Notices: s.caps.Notices()}
+		ZeroBasedLines: s.zeroLines, TerminalOutputDelta: s.caps.TerminalOutputDelta(), Notices: s.caps.Notices(),
+		BooleanOptions: s.caps.BooleanConfigOptions()}
 }
 
 // emit appends an event, applies it and sends its updates: the one live
@@ -158,7 +174,9 @@ func (s *conversation) record(ctx context.Context, ev session.Event, send bool) 
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	updates := s.fold(s.log.Append(ev))
-	if !s.saveFailed {
+	// Said with an update the editor is sent: a log that could not even be
+	// created (session/new on a full disk) fails before any is.
+	if send && !s.saveFailed {
 		if err := s.log.Err(); err != nil {
 			// The disk filled up (or went away): say so once, where the
 			// user looks; the session goes on in memory.
@@ -228,7 +246,7 @@ func (s *conversation) close(cause error) {
 	s.stopTurn(cause)
 	s.mcp.stop()
 	if err := s.log.Close(); err != nil {
-		s.a.log.Warn("closing the session log failed", "session", s.id, "err", err)
+		s.a.log.Info("closing the session log failed", "session", s.id, "err", err) // the failure the user was told of (record)
 	}
 }
 
@@ -312,8 +330,20 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn, nil
 	}
-	// The prompt enters the model's context (state.apply), live and on load.
-	s.emit(ctx, session.New(session.UserContext{}))
+	// The files may have changed since the last turn (another bridge
+	// process remembered an answer, the project's settings were edited).
+	s.policy.reload(ctx)
+	if proj, ok := s.policy.untrusted(); ok {
+		s.perm.askTrust(ctx, proj)
+	}
+	blocked, extra := s.policy.promptSubmitted(ctx, text)
+	if blocked != "" {
+		s.status(ctx, session.Notice{Severity: acp.NoticeWarning, Title: "The prompt was not sent", Description: blocked})
+		return acp.StopEndTurn, nil
+	}
+	// The prompt enters the model's context (state.apply), live and on
+	// load, with what UserPromptSubmit hooks added.
+	s.emit(ctx, session.New(session.UserContext{Context: extra}))
 	s.steer.begin() // prompt closes it (steer.go)
 
 	for range s.a.o.MaxTurnRequests {
@@ -341,8 +371,11 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 			return acp.StopCancelled, nil
 		}
 		if err != nil {
-			s.a.log.Warn("model request failed", "session", s.id, "err", err)
-			return acp.StopEndTurn, promptError(err)
+			// The editor shows the error (the response): a log line at the
+			// default level would be shown again by a client that treats
+			// stderr as errors (acp.el).
+			s.a.log.Info("model request failed", "session", s.id, "err", err)
+			return acp.StopEndTurn, promptError(err, s.editor)
 		}
 		cards := s.commit(msg)
 		if len(msg.ToolCalls) == 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/compact"
+	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
@@ -62,8 +63,12 @@ type ctlState struct {
 	model  string        // a ModelChoice ID; "" when the agent has no models
 	tools  codemode.Mode // the tools mode
 	effort string        // the reasoning effort chosen, "" for the model's default
-	title  string        // "" until the first exchange names the session
-	cost   float64       // cumulative, when the model has prices
+	// manualCompact and hideThoughts are the auto_compact and
+	// show_thoughts switches, off (both are on by default).
+	manualCompact bool
+	hideThoughts  bool
+	title         string  // "" until the first exchange names the session
+	cost          float64 // cumulative, when the model has prices
 }
 
 // openCall is a tool call without a result: carded when its tool/call is in
@@ -92,6 +97,9 @@ func (st *state) apply(ev session.Event) {
 			st.turnFrom = len(st.history)
 		}
 		st.history = append(st.history, msg)
+		if len(p.Context) > 0 {
+			st.history = append(st.history, model.Message{Role: model.RoleUser, Content: strings.Join(p.Context, "\n\n")})
+		}
 	case session.UserSteer:
 		// A steered message joins the running turn's context at a request
 		// boundary, after the results of the calls before it (steer.go).
@@ -142,11 +150,19 @@ func (st *state) apply(ev session.Event) {
 			st.open = append(st.open, openCall{call: p, carded: true})
 		}
 	case session.ToolResult:
+		parent := ""
 		if i := st.openIndex(p.CallID); i >= 0 {
+			parent = st.open[i].call.Parent
 			st.open = slices.Delete(st.open, i, i+1)
 		}
 		if !st.pending[p.CallID] {
-			return // not a call the model made (a Code Mode sub-call), or answered already
+			// Not a call the model made (a Code Mode sub-call), or answered
+			// already. A sub-call's additional context (a PostToolUse hook's)
+			// joins its step's, after the program's result.
+			if parent != "" && st.pending[parent] {
+				st.extra = append(st.extra, p.Result.Context...)
+			}
+			return
 		}
 		delete(st.pending, p.CallID)
 		id := p.CallID
@@ -191,6 +207,14 @@ func (st *state) apply(ev session.Event) {
 		}
 		if m, err := codemode.ParseMode(p.Tools); err == nil && p.Tools != "" {
 			st.ctl.tools = m // a mode this build does not know keeps the one before
+		}
+		for _, sw := range p.Switches {
+			switch sw.ID {
+			case mapping.ConfigAutoCompact:
+				st.ctl.manualCompact = !sw.On
+			case mapping.ConfigShowThoughts:
+				st.ctl.hideThoughts = !sw.On
+			}
 		}
 	case session.Title:
 		if p.Title != "" {

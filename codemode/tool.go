@@ -56,15 +56,26 @@ func (r *Runner) Tool(host Host) (*registry.Def, error) {
 		Render: func(_ Args, out Output) []registry.Content {
 			return append([]registry.Content{registry.Text(out.Text())}, out.Images...)
 		},
-		PresentCall: func(in Args) registry.View {
-			title := strings.TrimSpace(in.Description)
-			if title == "" {
-				title = ToolName
-			}
-			return registry.GenericCard{Title: title, Kind: "execute",
-				Content: []registry.Content{registry.Text(fence(in.Code, "ts"))}}
+		PresentCall: func(in Args) registry.View { return card(in) },
+		// The finished card keeps the program above its result: a card's
+		// content is replaced whole, and a client that shows no rawInput
+		// (agent-shell) would be left with the result alone.
+		PresentResult: func(in Args, r registry.Result) registry.View {
+			v := card(in)
+			v.Content = append(v.Content, r.Content...)
+			return v
 		},
 	})
+}
+
+// card is run_code's card: titled with the description, showing the program.
+func card(in Args) registry.GenericCard {
+	title := strings.TrimSpace(in.Description)
+	if title == "" {
+		title = ToolName
+	}
+	return registry.GenericCard{Title: title, Kind: "execute",
+		Content: []registry.Content{registry.Text(fence(in.Code, "ts"))}}
 }
 
 // fence wraps text in a Markdown code fence longer than any backtick run inside it.

@@ -208,8 +208,10 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 		if r := seen.Responses["prompt"]; r["stopReason"] != "end_turn" {
 			t.Errorf("%s: prompt answered %v", name, r)
-		} else if u, _ := r["usage"].(map[string]any); u["inputTokens"] != float64(240) || u["outputTokens"] != float64(16) {
-			t.Errorf("%s: PromptResponse.usage = %v, want the turn's two requests, 240 in, 16 out", name, r["usage"])
+		} else if meta, _ := r["_meta"].(map[string]any); r["usage"] != nil {
+			t.Errorf("%s: usage at the root of the PromptResponse, a field of the unstable schema only: %v", name, r)
+		} else if u, _ := meta["usage"].(map[string]any); u["inputTokens"] != float64(240) || u["outputTokens"] != float64(16) {
+			t.Errorf("%s: PromptResponse._meta.usage = %v, want the turn's two requests, 240 in, 16 out", name, meta["usage"])
 		}
 	}
 

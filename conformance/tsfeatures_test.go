@@ -26,7 +26,7 @@ import (
 // matter of timing. Every request body and its headers are kept.
 type featureModel struct {
 	t      *testing.T
-	answer func(m *featureModel, body map[string]any) string // an SSE body
+	answer func(m *featureModel, r *http.Request, body map[string]any) string // an SSE body
 	mu     sync.Mutex
 	events map[string]chan struct{}
 	reqs   []map[string]any
@@ -102,7 +102,7 @@ func (m *featureModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.reqs = append(m.reqs, body)
 	m.auths = append(m.auths, r.Header.Get("Authorization"))
 	m.mu.Unlock()
-	out := m.answer(m, body)
+	out := m.answer(m, r, body)
 	w.Header().Set("Content-Type", "text/event-stream")
 	io.WriteString(w, out+"data: [DONE]\n\n")
 }
@@ -285,7 +285,7 @@ func (s *tsOut) updates(sid string, from int) []map[string]any {
 func TestTypeScriptSteering(t *testing.T) {
 	f := newTSFeatures(t)
 	const prompt, steer = "list the files (steering)", "STEERED: count them too"
-	model := &featureModel{t: t, answer: func(m *featureModel, body map[string]any) string {
+	model := &featureModel{t: t, answer: func(m *featureModel, _ *http.Request, body map[string]any) string {
 		role, content := lastMessage(body)
 		switch {
 		case role == "user" && content == prompt:
@@ -355,5 +355,200 @@ func TestTypeScriptSteering(t *testing.T) {
 	want := "user:" + prompt + "|call|user:" + steer + "|agent:Two files, counted."
 	if got := strings.Join(order, "|"); got != want {
 		t.Errorf("the replay shows\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestTypeScriptCancelRequest: through the real binary, with the official
+// SDK as the client, $/cancel_request (the SDK's cancellationSignal) on a
+// running prompt ends it cancelled, with the turn closed in the log, and
+// the session takes the next prompt with the cancelled one in its
+// context; a load cancelled as it starts answers -32800 or completes,
+// and the next load replays the whole session either way.
+func TestTypeScriptCancelRequest(t *testing.T) {
+	f := newTSFeatures(t)
+	const prompt = "think forever (cancel me)"
+	model := &featureModel{t: t, answer: func(m *featureModel, r *http.Request, body map[string]any) string {
+		if _, c := lastMessage(body); c == prompt {
+			m.fire("first-request")
+			<-r.Context().Done() // the bridge drops the request when the turn is cancelled
+			return ""
+		}
+		return sseText("After the cancel.")
+	}}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	state := t.TempDir()
+	seen := f.run(srv, state, map[string]any{"name": "cancelRequest", "prompt": prompt}, modelArgs(srv), "MOCK_KEY=sk-ts")
+
+	if got := seen.Responses["prompt"]; got["stopReason"] != "cancelled" {
+		t.Errorf("the cancelled prompt answered %v, error %v; want stopReason cancelled", got, seen.Errors["prompt"])
+	}
+	var cancels int
+	for _, l := range seen.Lines {
+		if l.Dir == "out" && strings.Contains(l.Line, `"$/cancel_request"`) {
+			cancels++
+		}
+	}
+	if cancels < 2 {
+		t.Errorf("%d $/cancel_request sent, want the prompt's and the load's", cancels)
+	}
+	if got := seen.Responses["again"]; got["stopReason"] != "end_turn" {
+		t.Errorf("the prompt after the cancel answered %v", got)
+	}
+	reqs := model.requests()
+	all, _ := json.Marshal(reqs[len(reqs)-1]["messages"])
+	if !strings.Contains(string(all), prompt) || !strings.Contains(string(all), "again after cancel") {
+		t.Errorf("the next request lacks the cancelled prompt or the new one: %s", all)
+	}
+	if e, ok := seen.Errors["load"]; ok && e.Code != -32800 {
+		t.Errorf("the cancelled load failed with %d %q, want -32800", e.Code, e.Message)
+	}
+	var sid string
+	for id := range seen.Sessions {
+		sid = id
+	}
+	var users int
+	for _, u := range seen.updates(sid, seen.Marks["reload"]) {
+		if u["sessionUpdate"] == "user_message_chunk" {
+			users++
+		}
+	}
+	if _, ok := seen.Responses["reload"]; !ok || users != 2 {
+		t.Errorf("the load after the cancelled one: %v, %d user messages replayed, want 2", seen.Errors["reload"], users)
+	}
+	logs, _ := filepath.Glob(filepath.Join(state, "*", "*.jsonl"))
+	more, _ := filepath.Glob(filepath.Join(state, "*.jsonl"))
+	logs = append(logs, more...)
+	var stored string
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		stored += string(b)
+	}
+	if !strings.Contains(stored, `"stopReason":"cancelled"`) {
+		t.Errorf("no cancelled turn/end in the stored logs %v", logs)
+	}
+}
+
+// TestTypeScriptBooleanOptions: through the real binary, with the official
+// SDK as the client, a client advertising session.configOptions.boolean
+// gets the switches as boolean options, toggles show_thoughts off with
+// session/set_config_option (which answers the full list) and sees no
+// reasoning after; a client that did not ask gets no boolean option in any
+// message (the kit's ACP-CONFIG-003), and sees the reasoning.
+func TestTypeScriptBooleanOptions(t *testing.T) {
+	f := newTSFeatures(t)
+	model := &featureModel{t: t, answer: func(*featureModel, *http.Request, map[string]any) string {
+		return sseChunk(`{"role":"assistant","reasoning_content":"Thinking it over."}`, "") + sseText("Answered.")
+	}}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	caps := map[string]any{"session": map[string]any{"configOptions": map[string]any{"boolean": map[string]any{}}}}
+	in := f.run(srv, "", map[string]any{"name": "booleans", "toggle": true, "prompt": "think (booleans)", "clientCapabilities": caps}, modelArgs(srv), "MOCK_KEY=sk-ts")
+	out := f.run(srv, "", map[string]any{"name": "booleans", "prompt": "think (no booleans)"}, modelArgs(srv), "MOCK_KEY=sk-ts")
+
+	booleans := func(opts any) map[string]any {
+		got := map[string]any{}
+		list, _ := opts.([]any)
+		for _, o := range list {
+			m := o.(map[string]any)
+			if m["type"] == "boolean" {
+				got[fmt.Sprint(m["id"])] = m["currentValue"]
+			}
+		}
+		return got
+	}
+	if got := booleans(in.Responses["new"]["configOptions"]); fmt.Sprint(got) != "map[auto_compact:true show_thoughts:true]" {
+		t.Errorf("opt-in: session/new boolean options %v", got)
+	}
+	set := in.Responses["set"]
+	if got := booleans(set["configOptions"]); fmt.Sprint(got) != "map[auto_compact:true show_thoughts:false]" {
+		t.Errorf("opt-in: set_config_option answered %v (error %v)", set, in.Errors["set"])
+	}
+	if n, m := len(set["configOptions"].([]any)), len(in.Responses["new"]["configOptions"].([]any)); n != m {
+		t.Errorf("opt-in: set_config_option answered %d options, session/new had %d: want the full list", n, m)
+	}
+	thoughts := func(s *tsOut) int {
+		n := 0
+		for _, us := range s.Sessions {
+			for _, u := range us {
+				if u["sessionUpdate"] == "agent_thought_chunk" {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if n := thoughts(in); n != 0 {
+		t.Errorf("opt-in: %d thought chunks with show_thoughts off", n)
+	}
+	if n := thoughts(out); n == 0 {
+		t.Error("opt-out: no thought chunks: the reasoning should show by default")
+	}
+	for _, l := range out.Lines {
+		if l.Dir == "in" && strings.Contains(l.Line, `"type":"boolean"`) {
+			t.Errorf("opt-out: a boolean option went to a client that did not ask: %s", l.Line)
+		}
+	}
+	if got := out.Responses["set"]; got == nil {
+		t.Errorf("opt-out: set_config_option failed: %v", out.Errors["set"])
+	}
+}
+
+// TestTypeScriptTitleAndArchive: through the real binary, with the
+// official SDK's unstable methods, a session renamed and archived keeps
+// both across a restart of the bridge: out of the default list, in
+// archived "only" under its new name, loadable, and back in the default
+// list once unarchived.
+func TestTypeScriptTitleAndArchive(t *testing.T) {
+	f := newTSFeatures(t)
+	model := &featureModel{t: t, answer: func(*featureModel, *http.Request, map[string]any) string { return sseText("Noted.") }}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	const title = "Renamed from the editor"
+	seen := f.run(srv, "", map[string]any{"name": "titles", "prompt": "an automatic title", "title": title}, modelArgs(srv), "MOCK_KEY=sk-ts")
+
+	if caps := seen.Responses["caps0"]; caps["title"] == nil || caps["archive"] == nil {
+		t.Errorf("sessionCapabilities %v: want title and archive advertised", caps)
+	}
+	if got := seen.Responses["setTitle"]["title"]; got != title {
+		t.Errorf("set_title answered %v (error %v)", seen.Responses["setTitle"], seen.Errors["setTitle"])
+	}
+	sessions := func(name string) []map[string]any {
+		var out []map[string]any
+		list, _ := seen.Responses[name]["sessions"].([]any)
+		for _, s := range list {
+			out = append(out, s.(map[string]any))
+		}
+		return out
+	}
+	for _, name := range []string{"list0", "list1"} {
+		if got := sessions(name); len(got) != 0 {
+			t.Errorf("%s: the default list holds %v, want the archived session left out", name, got)
+		}
+	}
+	for _, name := range []string{"listAll0", "listOnly1"} {
+		got := sessions(name)
+		if len(got) != 1 || got[0]["title"] != title || got[0]["archived"] != true {
+			t.Errorf("%s: %v, want the session archived under its new title", name, got)
+		}
+	}
+	if _, ok := seen.Responses["load"]; !ok {
+		t.Errorf("loading the archived session after the restart: %v", seen.Errors["load"])
+	}
+	var sid string
+	for id := range seen.Sessions {
+		sid = id
+	}
+	var replayedTitle any
+	for _, u := range seen.updates(sid, seen.Marks["load"]) {
+		if u["sessionUpdate"] == "session_info_update" {
+			replayedTitle = u["title"]
+		}
+	}
+	if replayedTitle != title {
+		t.Errorf("the load's last title %v, want %q", replayedTitle, title)
+	}
+	if got := sessions("list2"); len(got) != 1 || got[0]["title"] != title || got[0]["archived"] != nil {
+		t.Errorf("after unarchive the default list is %v", got)
 	}
 }

@@ -2,7 +2,9 @@ package mapping
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -258,18 +260,35 @@ func (t *Translator) diffs(ds []registry.FileDiff) []acp.ToolCallContent {
 	return out
 }
 
-// rawOutput is what a finished non-terminal call reports as rawOutput: the
-// text the model read, and the failure code.
+// rawOutput is the result as the model read it, bounded (RawOutputLimit),
+// in the form of a card's content: a list of one text content item.
+// Clients without a card view take rawOutput as the tool's result (the AI
+// SDK provider hands it to the app, and for a failed call iterates it as
+// content items for the error message), so it carries the text itself, for
+// failed calls too, and is always a list.
 func rawOutput(r registry.Result) json.RawMessage {
-	out := map[string]any{"content": r.Text()}
-	if r.IsError {
-		out["isError"] = true
-	}
-	if r.Code != "" {
-		out["code"] = r.Code
-	}
-	b, _ := json.Marshal(out)
+	b, _ := json.Marshal([]acp.ToolCallContent{acp.ContentItem(acp.TextBlock(bound(r.Text(), RawOutputLimit)))})
 	return b
+}
+
+// RawOutputLimit bounds the text in a final update's rawOutput: with the
+// card's own content, one update stays well under what Zed keeps per
+// message (its ACP log holds the last 2,000).
+const RawOutputLimit = 12 << 10
+
+// bound keeps at most about n bytes of s: its start and, mostly, its end
+// (where a command's errors and exit status are), cut between characters,
+// with how much was left out between them.
+func bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head := n / 4
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	rest, cut := tail(s[head:], n-head)
+	return s[:head] + fmt.Sprintf("\n[%d bytes not shown]\n", cut) + rest
 }
 
 // firstPath is the path a call-time view is about, as the tool wrote it.

@@ -14,12 +14,20 @@ const (
 	// ConfigEffort is the reasoning effort (category thought_level), for a
 	// model that takes one.
 	ConfigEffort = "reasoning_effort"
+	// Boolean options (only for clients with session.configOptions.boolean).
+	ConfigAutoCompact  = "auto_compact"  // compact by itself near the context window
+	ConfigShowThoughts = "show_thoughts" // send the model's reasoning to the editor
 )
 
 // controls translates the session-control events.
 func (t *Translator) controls(p session.Payload) []acp.Update {
 	switch c := p.(type) {
 	case session.Controls:
+		for _, sw := range c.Switches {
+			if sw.ID == ConfigShowThoughts {
+				t.hideThoughts = !sw.On
+			}
+		}
 		if c.Initial {
 			t.mode = c.Mode
 			return nil
@@ -31,7 +39,7 @@ func (t *Translator) controls(p session.Payload) []acp.Update {
 			t.mode = c.Mode
 			out = append(out, acp.CurrentModeUpdate{CurrentModeID: c.Mode})
 		}
-		return append(out, acp.ConfigOptionUpdate{ConfigOptions: ConfigOptions(c)})
+		return append(out, acp.ConfigOptionUpdate{ConfigOptions: ConfigOptions(c, t.o.BooleanOptions)})
 	case session.Commands:
 		cmds := make([]acp.AvailableCommand, 0, len(c.Commands))
 		for _, cmd := range c.Commands {
@@ -81,9 +89,10 @@ func planStatus(s string) string {
 
 // ConfigOptions is the complete option list for a controls state: the
 // permission mode (category mode) and, when there is a choice, the model
-// (category model). The agent answers session/new, load and
-// set_config_option with it.
-func ConfigOptions(c session.Controls) []acp.ConfigOption {
+// (category model); with booleans (the client advertised
+// session.configOptions.boolean) the switches too, and never without. The
+// agent answers session/new, load and set_config_option with it.
+func ConfigOptions(c session.Controls, booleans bool) []acp.ConfigOption {
 	out := []acp.ConfigOption{{
 		ID: ConfigMode, Name: "Permission mode", Category: "mode", Type: "select",
 		Description:  "What tool calls may do without asking",
@@ -108,6 +117,12 @@ func ConfigOptions(c session.Controls) []acp.ConfigOption {
 			Description:  "How the model calls tools: each directly, through run_code TypeScript programs, or both",
 			CurrentValue: c.Tools, Options: selectOptions(c.ToolsModes),
 		})
+	}
+	if booleans {
+		for _, sw := range c.Switches {
+			out = append(out, acp.ConfigOption{ID: sw.ID, Name: sw.Name, Description: sw.Description,
+				Type: acp.ConfigBoolean, CurrentValue: sw.On})
+		}
 	}
 	return out
 }

@@ -78,7 +78,7 @@ func TestModeState(t *testing.T) {
 	if want := `{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask","description":"d"}]}`; string(b) != want {
 		t.Errorf("ModeState = %s, want %s", b, want)
 	}
-	if opts := ConfigOptions(session.Controls{Mode: "ask"}); len(opts) != 1 {
+	if opts := ConfigOptions(session.Controls{Mode: "ask"}, false); len(opts) != 1 {
 		t.Errorf("no models: %d options, want only the mode", len(opts))
 	}
 }

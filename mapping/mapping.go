@@ -57,6 +57,10 @@ type Options struct {
 	// ZeroBasedLines: the client reads locations[].line as a 0-based row
 	// (see ZeroBasedLines); lines go out one less than the 1-based line.
 	ZeroBasedLines bool
+	// BooleanOptions: the client takes boolean config options
+	// (clientCapabilities.session.configOptions.boolean); without it they
+	// are left out of every option list (the kit's ACP-CONFIG-003).
+	BooleanOptions bool
 }
 
 // Translator keeps the per-session state the translation needs (which card
@@ -67,6 +71,9 @@ type Translator struct {
 	o     Options
 	calls map[string]*call
 	mode  string // the last permission mode sent (controls.go)
+	// hideThoughts: the show_thoughts switch is off (the last controls
+	// said so), so reasoning stays in the log and out of the thread.
+	hideThoughts bool
 }
 
 // call is what the translator remembers about one card.
@@ -118,8 +125,16 @@ func (t *Translator) user(p session.UserMessage) []acp.Update {
 	if json.Unmarshal(p.Prompt, &blocks) != nil {
 		blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
 	}
+	// Consecutive text blocks are one chunk with the separator the model
+	// read (acp.TextSeparator): a client glues a message's chunks.
 	out := make([]acp.Update, 0, len(blocks))
-	for _, b := range blocks {
+	for i, b := range blocks {
+		if i > 0 && b.Type == "text" && blocks[i-1].Type == "text" {
+			prev := out[len(out)-1].(acp.UserMessageChunk)
+			prev.Content.Text += acp.TextSeparator(prev.Content.Text, b.Text) + b.Text
+			out[len(out)-1] = prev
+			continue
+		}
 		out = append(out, acp.UserMessageChunk{Content: b})
 	}
 	return out
@@ -139,6 +154,9 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 		}
 		chunk := acp.ContentChunk{Content: acp.TextBlock(p.Text), MessageID: p.MessageID}
 		if p.Kind == "thought" {
+			if t.hideThoughts {
+				return nil
+			}
 			return []acp.Update{acp.AgentThoughtChunk(chunk)}
 		}
 		return []acp.Update{acp.AgentMessageChunk(chunk)}

@@ -216,7 +216,7 @@ func TestCards(t *testing.T) {
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Look src/a.go","name":"look","kind":"read","status":"pending","locations":[{"path":"/work/proj/src/a.go","line":3}],"rawInput":{"path":"/work/proj/src/a.go"}}`,
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"look","status":"in_progress"}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Looked src/a.go","name":"look","status":"completed","content":[{"type":"content","content":{"type":"text","text":"shown: body"}}],"rawOutput":{"content":"body"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Looked src/a.go","name":"look","status":"completed","content":[{"type":"content","content":{"type":"text","text":"shown: body"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"body"}}]}`,
 			},
 		},
 		{
@@ -243,7 +243,7 @@ func TestCards(t *testing.T) {
 			evs:  []session.Event{evCall("c1", "plain", `{}`), evResult("c1", ok("out"))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","name":"plain","kind":"other","status":"pending","rawInput":{}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"plain","status":"completed","content":[{"type":"content","content":{"type":"text","text":"out"}}],"rawOutput":{"content":"out"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"plain","status":"completed","content":[{"type":"content","content":{"type":"text","text":"out"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"out"}}]}`,
 			},
 		},
 		{
@@ -252,7 +252,7 @@ func TestCards(t *testing.T) {
 			evs:  []session.Event{evCall("c1", "panicky", `{}`), evResult("c1", ok("out"))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"panicky","name":"panicky","kind":"other","status":"pending","rawInput":{}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"panicky","status":"completed","content":[{"type":"content","content":{"type":"text","text":"out"}}],"rawOutput":{"content":"out"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"panicky","status":"completed","content":[{"type":"content","content":{"type":"text","text":"out"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"out"}}]}`,
 			},
 		},
 		{
@@ -261,7 +261,7 @@ func TestCards(t *testing.T) {
 			evs:  []session.Event{evCall("c1", "gone", `{"a":1}`), evResult("c1", registry.ErrorResult("UNKNOWN_TOOL", "unknown tool"))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"gone","name":"gone","kind":"other","status":"pending","rawInput":{"a":1}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"gone","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: unknown tool"}}],"rawOutput":{"code":"UNKNOWN_TOOL","content":"Error: unknown tool","isError":true}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"gone","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: unknown tool"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"Error: unknown tool"}}]}`,
 			},
 		},
 		{
@@ -270,14 +270,14 @@ func TestCards(t *testing.T) {
 			evs:  []session.Event{evCall("c1", "liar", `{"path":"a.go"}`), evResult("c1", ok("raw"))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Liar","name":"liar","kind":"other","status":"pending","rawInput":{"path":"a.go"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"liar","status":"completed","content":[{"type":"content","content":{"type":"text","text":"raw"}}],"rawOutput":{"content":"raw"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"liar","status":"completed","content":[{"type":"content","content":{"type":"text","text":"raw"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"raw"}}]}`,
 			},
 		},
 		{
 			name: "result without a card: the card is created whole",
 			o:    on,
 			evs:  []session.Event{evResult("late", ok("x"))},
-			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"late","title":"Tool result","kind":"other","status":"completed","content":[{"type":"content","content":{"type":"text","text":"x"}}],"rawOutput":{"content":"x"}}`},
+			want: []string{`{"sessionUpdate":"tool_call","toolCallId":"late","title":"Tool result","kind":"other","status":"completed","content":[{"type":"content","content":{"type":"text","text":"x"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"x"}}]}`},
 		},
 		{
 			name: "a second result for a finished call sends nothing",
@@ -285,7 +285,7 @@ func TestCards(t *testing.T) {
 			evs:  []session.Event{evCall("c1", "plain", `{}`), evResult("c1", ok("a")), evResult("c1", ok("b"))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","name":"plain","kind":"other","status":"pending","rawInput":{}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"plain","status":"completed","content":[{"type":"content","content":{"type":"text","text":"a"}}],"rawOutput":{"content":"a"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"plain","status":"completed","content":[{"type":"content","content":{"type":"text","text":"a"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"a"}}]}`,
 			},
 		},
 		{
@@ -294,7 +294,7 @@ func TestCards(t *testing.T) {
 			evs:  []session.Event{evCall("c1", "plain", `{}`), evResult("c1", registry.Result{})},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"plain","name":"plain","kind":"other","status":"pending","rawInput":{}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"plain","status":"completed","rawOutput":{"content":""}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"plain","status":"completed","rawOutput":[{"type":"content","content":{"type":"text","text":""}}]}`,
 			},
 		},
 		{
@@ -305,7 +305,7 @@ func TestCards(t *testing.T) {
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit README.md","name":"edit","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/README.md","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/README.md"}],"rawInput":{"path":"README.md"}}`,
 				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"edit","status":"in_progress"}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edit README.md","name":"edit","status":"completed","content":[{"type":"diff","path":"/work/proj/README.md","oldText":"x\na\n","newText":"x\nb\n"}],"rawOutput":{"content":"edited"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edit README.md","name":"edit","status":"completed","content":[{"type":"diff","path":"/work/proj/README.md","oldText":"x\na\n","newText":"x\nb\n"}],"rawOutput":[{"type":"content","content":{"type":"text","text":"edited"}}]}`,
 			},
 		},
 		{
@@ -315,7 +315,7 @@ func TestCards(t *testing.T) {
 				evResult("c1", withMeta(ok("done"), lineMeta{Line: 7, Diffs: []registry.FileDiff{{Path: "a.go", OldText: strp("a\n"), NewText: "b\n"}}}))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Change a.go","name":"change","kind":"edit","status":"pending","locations":[{"path":"/work/proj/a.go"}],"rawInput":{"path":"a.go"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Change a.go","name":"change","status":"completed","content":[{"type":"diff","path":"/work/proj/a.go","oldText":"a\n","newText":"b\n"}],"locations":[{"path":"/work/proj/a.go","line":6}],"rawOutput":{"content":"done"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Change a.go","name":"change","status":"completed","content":[{"type":"diff","path":"/work/proj/a.go","oldText":"a\n","newText":"b\n"}],"locations":[{"path":"/work/proj/a.go","line":6}],"rawOutput":[{"type":"content","content":{"type":"text","text":"done"}}]}`,
 			},
 		},
 		{
@@ -330,7 +330,7 @@ func TestCards(t *testing.T) {
 			evs:  []session.Event{evCall("c1", "search", `{"path":"x"}`), evResult("c1", ok("many"))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Search","name":"search","kind":"search","status":"pending","locations":[{"path":"/work/proj/f1","line":1},{"path":"/work/proj/f2","line":2},{"path":"/work/proj/f3","line":3},{"path":"/work/proj/f4","line":4},{"path":"/work/proj/f5","line":5}],"rawInput":{"path":"x"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Found","name":"search","status":"completed","content":[{"type":"content","content":{"type":"text","text":"many"}}],"locations":[{"path":"/work/proj/f1","line":1},{"path":"/work/proj/f2","line":2},{"path":"/work/proj/f3","line":3},{"path":"/work/proj/f4","line":4},{"path":"/work/proj/f5","line":5}],"rawOutput":{"content":"many"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Found","name":"search","status":"completed","content":[{"type":"content","content":{"type":"text","text":"many"}}],"locations":[{"path":"/work/proj/f1","line":1},{"path":"/work/proj/f2","line":2},{"path":"/work/proj/f3","line":3},{"path":"/work/proj/f4","line":4},{"path":"/work/proj/f5","line":5}],"rawOutput":[{"type":"content","content":{"type":"text","text":"many"}}]}`,
 			},
 		},
 		{
@@ -346,7 +346,7 @@ func TestCards(t *testing.T) {
 				evResult("c1", withMeta(ok("created"), []registry.FileDiff{{Path: "/work/proj/new.txt", NewText: "hi\n"}}))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit new.txt","name":"edit","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/new.txt","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/new.txt"}],"rawInput":{"path":"/work/proj/new.txt"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edit new.txt","name":"edit","status":"completed","content":[{"type":"diff","path":"/work/proj/new.txt","oldText":null,"newText":"hi\n"}],"rawOutput":{"content":"created"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edit new.txt","name":"edit","status":"completed","content":[{"type":"diff","path":"/work/proj/new.txt","oldText":null,"newText":"hi\n"}],"rawOutput":[{"type":"content","content":{"type":"text","text":"created"}}]}`,
 			},
 		},
 		{
@@ -355,7 +355,7 @@ func TestCards(t *testing.T) {
 			evs:  []session.Event{evCall("c1", "edit", `{"path":"a.txt"}`), evResult("c1", registry.ErrorResult("REJECTED", `the user rejected tool "edit"`))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit a.txt","name":"edit","kind":"edit","status":"pending","content":[{"type":"diff","path":"/work/proj/a.txt","oldText":"a","newText":"b"}],"locations":[{"path":"/work/proj/a.txt"}],"rawInput":{"path":"a.txt"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"edit","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: the user rejected tool \"edit\""}}],"rawOutput":{"code":"REJECTED","content":"Error: the user rejected tool \"edit\"","isError":true}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"c1","name":"edit","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Error: the user rejected tool \"edit\""}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"Error: the user rejected tool \"edit\""}}]}`,
 			},
 		},
 		{
@@ -369,7 +369,7 @@ func TestCards(t *testing.T) {
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"in_progress"}`,
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","_meta":{"terminal_output":{"data":"ok  a\n","terminal_id":"t1"}}}`,
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","_meta":{"terminal_output":{"data":"FAIL b\n","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":{"exit_code":2,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":2,"signal":null,"terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":[{"type":"content","content":{"type":"text","text":"model text"}}],"_meta":{"terminal_exit":{"exit_code":2,"signal":null,"terminal_id":"t1"}}}`,
 			},
 		},
 		{
@@ -380,7 +380,7 @@ func TestCards(t *testing.T) {
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"ls"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","_meta":{"terminal_output":{"data":"a\nb\n","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"completed","rawOutput":{"exit_code":0,"signal":null,"timed_out":false,"truncated":true},"_meta":{"terminal_exit":{"exit_code":0,"signal":null,"terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"completed","rawOutput":[{"type":"content","content":{"type":"text","text":"x"}}],"_meta":{"terminal_exit":{"exit_code":0,"signal":null,"terminal_id":"t1"}}}`,
 			},
 		},
 		{
@@ -390,7 +390,7 @@ func TestCards(t *testing.T) {
 				evResult("t1", withMeta(ok("x"), termMeta{ExitCode: intp(-1), Signal: "SIGTERM"}))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"sleep 9"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":{"exit_code":null,"signal":"SIGTERM","timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":"SIGTERM","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":[{"type":"content","content":{"type":"text","text":"x"}}],"_meta":{"terminal_exit":{"exit_code":null,"signal":"SIGTERM","terminal_id":"t1"}}}`,
 			},
 		},
 		{
@@ -399,7 +399,7 @@ func TestCards(t *testing.T) {
 			evs:  []session.Event{evCall("t1", "term", `{"command":"rm -rf x"}`), evResult("t1", registry.ErrorResult("REJECTED", `the user rejected tool "term"`))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"rm -rf x","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"rm -rf x"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":{"code":"REJECTED","error":"Error: the user rejected tool \"term\"","exit_code":null,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":null,"terminal_id":"t1"},"terminal_output":{"data":"\nError: the user rejected tool \"term\"\n","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":[{"type":"content","content":{"type":"text","text":"Error: the user rejected tool \"term\""}}],"_meta":{"terminal_exit":{"exit_code":null,"signal":null,"terminal_id":"t1"},"terminal_output":{"data":"\nError: the user rejected tool \"term\"\n","terminal_id":"t1"}}}`,
 			},
 		},
 		{
@@ -411,7 +411,7 @@ func TestCards(t *testing.T) {
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"make","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"make"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"in_progress"}`,
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","_meta":{"terminal_output":{"data":"cc a.c\n","terminal_id":"t1"}}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":{"code":"ABORTED","error":"Error: tool call aborted","exit_code":null,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":null,"signal":null,"terminal_id":"t1"},"terminal_output":{"data":"\nError: tool call aborted\n","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":[{"type":"content","content":{"type":"text","text":"Error: tool call aborted"}}],"_meta":{"terminal_exit":{"exit_code":null,"signal":null,"terminal_id":"t1"},"terminal_output":{"data":"\nError: tool call aborted\n","terminal_id":"t1"}}}`,
 			},
 		},
 		{
@@ -423,7 +423,7 @@ func TestCards(t *testing.T) {
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"go vet","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}}],"rawInput":{"command":"go vet"}}`,
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\n```" + `"}}]}`,
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\nb\\n```" + `"}}]}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\nb\\n[exit code: 1]\\n```" + `"}}],"rawOutput":{"exit_code":1,"signal":null,"timed_out":false,"truncated":false}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\nb\\n[exit code: 1]\\n```" + `"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"x"}}]}`,
 			},
 		},
 		{
@@ -432,7 +432,7 @@ func TestCards(t *testing.T) {
 			evs:  []session.Event{evCall("t1", "term", `{"command":"x"}`), evResult("t1", registry.ErrorResult("REJECTED", "no"))},
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"x","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}}],"rawInput":{"command":"x"}}`,
-				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"Error: no"}}],"rawOutput":{"code":"REJECTED","error":"Error: no","exit_code":null,"signal":null,"timed_out":false,"truncated":false}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"Error: no"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"Error: no"}}]}`,
 			},
 		},
 		{

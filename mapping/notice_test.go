@@ -55,7 +55,7 @@ func TestTerminalOutputDelta(t *testing.T) {
 	result := evResult("t1", withMeta(ok("x"), termMeta{Output: "a\nb\n", ExitCode: intp(0)}))
 	live := []session.Event{evCall("t1", "bash", `{"command":"ls"}`), evOut("t1", "a\n"), evOut("t1", "b\n"), result}
 	call := `{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}}],"rawInput":{"command":"ls"}}`
-	final := `{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"bash","status":"completed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\nb\\n```" + `"}}],"rawOutput":{"exit_code":0,"signal":null,"timed_out":false,"truncated":false}}`
+	final := `{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"bash","status":"completed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```console\\na\\nb\\n```" + `"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"x"}}]}`
 	cases := []struct {
 		name string
 		o    Options
@@ -72,7 +72,7 @@ func TestTerminalOutputDelta(t *testing.T) {
 			`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"bash","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"ls"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"bash","_meta":{"terminal_output_delta":{"data":"a\n","terminal_id":"t1"}}}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"bash","_meta":{"terminal_output_delta":{"data":"b\n","terminal_id":"t1"}}}`,
-			`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"bash","status":"completed","rawOutput":{"exit_code":0,"signal":null,"timed_out":false,"truncated":false},"_meta":{"terminal_exit":{"exit_code":0,"signal":null,"terminal_id":"t1"}}}`}},
+			`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"bash","status":"completed","rawOutput":[{"type":"content","content":{"type":"text","text":"x"}}],"_meta":{"terminal_exit":{"exit_code":0,"signal":null,"terminal_id":"t1"}}}`}},
 	}
 	for _, c := range cases {
 		// The fake terminal tool is "term"; this test names it bash, the registry name.

@@ -1,12 +1,12 @@
 package mapping
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/internal/ansi"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
@@ -108,8 +108,7 @@ func (t *Translator) terminalResult(id string, c *call, v registry.TerminalCard,
 		status = acp.StatusFailed
 	}
 	exit, signal := exitCode(v.ExitCode), nilIfEmpty(v.Signal)
-	raw, _ := json.Marshal(map[string]any{"exit_code": exit, "signal": signal, "timed_out": v.TimedOut, "truncated": v.Truncated})
-	u := acp.ToolCallUpdate{ToolCallID: id, Name: c.name, Status: &status, RawOutput: raw}
+	u := acp.ToolCallUpdate{ToolCallID: id, Name: c.name, Status: &status, RawOutput: rawOutput(r)}
 	callView := c.view.(registry.TerminalCard)
 	if !t.o.TerminalOutput {
 		out, dropped := v.Output, int64(0)
@@ -142,15 +141,7 @@ func (t *Translator) terminalFailure(id string, c *call, view registry.View, r r
 	if g, ok := view.(registry.GenericCard); ok && len(g.Content) > 0 {
 		text = textItems(g.Content)
 	}
-	rawMap := map[string]any{"exit_code": nil, "signal": nil, "timed_out": r.Code == "TOOL_TIMEOUT", "truncated": false}
-	if r.IsError {
-		rawMap["error"] = r.Text()
-	}
-	if r.Code != "" {
-		rawMap["code"] = r.Code
-	}
-	raw, _ := json.Marshal(rawMap)
-	u := acp.ToolCallUpdate{ToolCallID: id, Name: c.name, Status: statusPtr(resultStatus(r)), RawOutput: raw}
+	u := acp.ToolCallUpdate{ToolCallID: id, Name: c.name, Status: statusPtr(resultStatus(r)), RawOutput: rawOutput(r)}
 	callView := c.view.(registry.TerminalCard)
 	if !t.o.TerminalOutput {
 		content := t.terminalCallContent(id, callView)
@@ -235,8 +226,10 @@ func (c *call) consoleText() (string, int64) {
 // console renders output as a fenced console block, with a note for output
 // cut from the front and an optional closing status line. The fence is
 // longer than any backtick run in the output, so output cannot close it.
+// Colour and cursor codes go: a client showing the block as text would
+// print them raw (a terminal card keeps them, for a client that renders).
 func console(out string, dropped int64, status string) string {
-	body := strings.TrimRight(out, "\n")
+	body := strings.TrimRight(ansi.Strip(out), "\n")
 	if dropped > 0 {
 		body = fmt.Sprintf("[%d bytes of earlier output not shown]\n", dropped) + body
 	}

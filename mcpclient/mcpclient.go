@@ -291,7 +291,9 @@ func (c *Conn) watch() {
 		c.cs.Close()
 		err = errors.New("server closed the connection")
 	}
-	c.log.Warn("mcp server connection ended", "err", err)
+	// Info: OnExit reports it to whoever tells the user (the agent: a
+	// notice); a warning would repeat it on stderr.
+	c.log.Info("mcp server connection ended", "err", err)
 	c.finish()
 	if c.o.OnExit != nil {
 		c.o.OnExit(c, err)

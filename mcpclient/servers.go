@@ -117,7 +117,7 @@ func (m *Servers) Start(ctx context.Context, servers []Server) {
 
 	stopServers(stale)
 	for _, name := range dups {
-		m.Log.Warn("MCP server given twice; the first wins", "server", name)
+		m.Log.Warn("MCP server given twice; the first wins", "mcpServer", name)
 		m.notice(fmt.Sprintf("MCP server %q is configured twice; only the first configuration is used.", name),
 			SeverityWarning, fmt.Sprintf("MCP server %q is configured twice", name), "Only the first configuration is used.")
 	}
@@ -150,7 +150,7 @@ wait:
 		srv.mu.Lock()
 		srv.late = true
 		srv.mu.Unlock()
-		m.Log.Info("MCP server still starting; going on without it for now", "server", srv.cfg.Name, "waited", bound)
+		m.Log.Info("MCP server still starting; going on without it for now", "mcpServer", srv.cfg.Name, "waited", bound)
 		m.notice(fmt.Sprintf("MCP server %q is still starting; its tools will be available once it is ready.", srv.cfg.Name),
 			SeverityInfo, fmt.Sprintf("MCP server %q is still starting", srv.cfg.Name), "Its tools will be available once it is ready.")
 	}
@@ -168,7 +168,7 @@ func (m *Servers) run(ctx context.Context, srv *server) {
 		return // stopped before it started
 	}
 	name := srv.cfg.Name
-	log := m.Log.With("server", name)
+	log := m.Log.With("mcpServer", name)
 	conn, err := Connect(ctx, srv.cfg, &Options{
 		Logger:         log,
 		ClientName:     m.ClientName,
@@ -181,7 +181,9 @@ func (m *Servers) run(ctx context.Context, srv *server) {
 			log.Debug("MCP server start abandoned", "err", err)
 			return
 		}
-		log.Warn("MCP server failed to start", "err", err)
+		// The notice tells the user; a warning on stderr would say it
+		// twice in a client that shows stderr as errors (acp.el).
+		log.Info("MCP server failed to start", "err", err)
 		m.notice(fmt.Sprintf("MCP server %q failed to start: %v. The session goes on without its tools.", name, err),
 			SeverityError, fmt.Sprintf("MCP server %q failed to start", name), fmt.Sprintf("%v. The session goes on without its tools.", err))
 		return
@@ -220,13 +222,13 @@ func (m *Servers) tools(srv *server, c *Conn, changed bool) int {
 		if err != nil {
 			// Two servers whose names differ only in characters that tool
 			// names cannot hold: the first keeps the name.
-			m.Log.Warn("MCP tool not registered", "server", srv.cfg.Name, "tool", d.Name, "err", err)
+			m.Log.Warn("MCP tool not registered", "mcpServer", srv.cfg.Name, "tool", d.Name, "err", err)
 			continue
 		}
 		srv.unreg = append(srv.unreg, u)
 	}
 	if changed {
-		m.Log.Info("MCP server tools updated", "server", srv.cfg.Name, "tools", len(srv.unreg))
+		m.Log.Info("MCP server tools updated", "mcpServer", srv.cfg.Name, "tools", len(srv.unreg))
 	}
 	return len(srv.unreg)
 }
@@ -245,7 +247,7 @@ func (m *Servers) exited(srv *server, err error) {
 	}
 	srv.unreg = nil
 	srv.mu.Unlock()
-	m.Log.Warn("MCP server stopped", "server", srv.cfg.Name, "err", err)
+	m.Log.Info("MCP server stopped", "mcpServer", srv.cfg.Name, "err", err) // and the notice says so
 	m.notice(fmt.Sprintf("MCP server %q stopped: %v. Its tools are no longer available.", srv.cfg.Name, err),
 		SeverityError, fmt.Sprintf("MCP server %q stopped", srv.cfg.Name), fmt.Sprintf("%v. Its tools are no longer available.", err))
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -114,7 +115,7 @@ func (c *Conn) define(t *mcp.Tool, taken map[string]bool) (*registry.Def, error)
 			return &registry.Permission{
 				Reason:  fmt.Sprintf("tool %s of MCP server %s", tool, server),
 				Key:     "mcp:" + server + ":" + tool,
-				Subject: fmt.Sprintf("`%s` from %s", tool, server),
+				Subject: mcpSubject(tool, server),
 			}
 		},
 	}
@@ -194,4 +195,15 @@ func Content(res *mcp.CallToolResult) []registry.Content {
 		}
 	}
 	return out
+}
+
+// mcpSubject names what an "always" answer covers, short enough for an
+// option name to show whole (a name cut mid-word does not say it).
+func mcpSubject(tool, server string) string {
+	for _, s := range []string{fmt.Sprintf("`%s` from %s", tool, server), fmt.Sprintf("`%s` of this MCP server", tool)} {
+		if utf8.RuneCountInString(s) <= 44 {
+			return s
+		}
+	}
+	return "this MCP server's tool"
 }

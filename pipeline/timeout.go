@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/acp-bridge/acp-bridge/registry"
 )
@@ -15,16 +16,27 @@ var errToolTimeout = errors.New("tool call timed out")
 // ended the call, replaces the result with TOOL_TIMEOUT. It is cooperative:
 // the body is cancelled, never abandoned, so it is still waited for.
 func Timeout() Middleware {
+	return TimeoutBy(func(d *registry.Def) time.Duration { return d.Timeout })
+}
+
+// TimeoutBy is Timeout with the limit chosen per tool by limit (the user's
+// configured timeouts, falling back to the tool's own); 0 or less: none.
+// The replaced result keeps the display meta of what ran before the
+// deadline (a command's output so far).
+func TimeoutBy(limit func(d *registry.Def) time.Duration) Middleware {
 	return func(d *registry.Def, next Next) Next {
-		if d.Timeout <= 0 {
+		t := limit(d)
+		if t <= 0 {
 			return next
 		}
 		return func(ctx context.Context, c *registry.Call) registry.Result {
-			tctx, cancel := context.WithTimeoutCause(ctx, d.Timeout, errToolTimeout)
+			tctx, cancel := context.WithTimeoutCause(ctx, t, errToolTimeout)
 			defer cancel()
 			r := next(tctx, c)
 			if ctx.Err() == nil && context.Cause(tctx) == errToolTimeout {
-				return registry.ErrorResult(registry.CodeToolTimeout, fmt.Sprintf("tool call timed out after %dms", d.Timeout.Milliseconds()))
+				tr := registry.ErrorResult(registry.CodeToolTimeout, fmt.Sprintf("tool call timed out after %dms", t.Milliseconds()))
+				tr.Meta = r.Meta
+				return tr
 			}
 			return r
 		}

@@ -97,6 +97,11 @@ type Permission struct {
 	// Subject completes the option names: "Always allow `go test`" has
 	// Subject "`go test`". Empty: the tool's name.
 	Subject string
+	// Rule is the permission rule (package rules) an "always" answer
+	// becomes for the project, kept across sessions: `Bash(go test:*)`,
+	// `Edit(./**)`. Empty: the answer lasts for the session only (a
+	// command line no prefix rule can describe safely).
+	Rule string
 }
 
 // Def is a registered tool with its types erased, as the pipeline and the

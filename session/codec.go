@@ -8,6 +8,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -31,6 +32,7 @@ func (Title) EventType() string            { return TypeTitle }
 func (Usage) EventType() string            { return TypeUsage }
 func (ContextReset) EventType() string     { return TypeContextReset }
 func (Grant) EventType() string            { return TypeGrant }
+func (Archive) EventType() string          { return TypeArchive }
 func (SystemPrompt) EventType() string     { return TypeSystemPrompt }
 func (Compaction) EventType() string       { return TypeCompaction }
 func (CompactionChunk) EventType() string  { return TypeCompactionChunk }
@@ -57,6 +59,7 @@ func (Title) sealed()            {}
 func (Usage) sealed()            {}
 func (ContextReset) sealed()     {}
 func (Grant) sealed()            {}
+func (Archive) sealed()          {}
 func (SystemPrompt) sealed()     {}
 func (Compaction) sealed()       {}
 func (CompactionChunk) sealed()  {}
@@ -85,6 +88,7 @@ var decoders = map[string]func([]byte) (Payload, error){
 	TypeUsage:            decode[Usage],
 	TypeContextReset:     decode[ContextReset],
 	TypeGrant:            decode[Grant],
+	TypeArchive:          decode[Archive],
 	TypeSystemPrompt:     decode[SystemPrompt],
 	TypeCompaction:       decode[Compaction],
 	TypeCompactionChunk:  decode[CompactionChunk],
@@ -150,5 +154,123 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("event %d (%s): %w", l.Seq, l.Type, err)
 	}
 	*e = Event{Seq: l.Seq, Time: l.Time, Payload: p}
+	return nil
+}
+
+// A prompt's text usually holds its blocks' texts verbatim (a text block as
+// is, an embedded resource's text inside its element), so writing both the
+// blocks and the text would store a large prompt twice. The log writes the
+// text without every block text of at least sharedMin bytes it holds, and
+// where each goes: textBlocks is a list of [offset in the written text,
+// prompt block index]. Reading puts them back; a log without textBlocks
+// (written before, or a small prompt) has the text whole.
+const sharedMin = 1024
+
+type userMessageWire struct {
+	Prompt     json.RawMessage `json:"prompt"`
+	Text       string          `json:"text"`
+	TextBlocks [][2]int        `json:"textBlocks,omitempty"`
+	Images     []int           `json:"images,omitempty"`
+}
+
+// blockTexts are the texts of a prompt's blocks ("" for a block without).
+func blockTexts(prompt json.RawMessage) []string {
+	var blocks []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Resource *struct {
+			Text *string `json:"text"`
+		} `json:"resource"`
+	}
+	if json.Unmarshal(prompt, &blocks) != nil {
+		return nil
+	}
+	out := make([]string, len(blocks))
+	for i, b := range blocks {
+		switch {
+		case b.Type == "text":
+			out[i] = b.Text
+		case b.Type == "resource" && b.Resource != nil && b.Resource.Text != nil:
+			out[i] = *b.Resource.Text
+		}
+	}
+	return out
+}
+
+// findBlock is where a block's text starts in text, or -1. Blocks are
+// flattened in order, right where the last one ended or after a short
+// wrapper (a resource's element), so only the first sharedWindow bytes are
+// candidates: a search of the whole text for a long needle can take time
+// quadratic in the prompt's size.
+func findBlock(text, bt string) int {
+	const sharedWindow = 4096
+	if len(text) < len(bt) {
+		return -1
+	}
+	if strings.HasPrefix(text, bt) {
+		return 0
+	}
+	probe := bt[:min(len(bt), 64)]
+	hay := text[:min(len(text), sharedWindow+len(probe))]
+	for off := 0; off < len(hay); {
+		k := strings.Index(hay[off:], probe)
+		if k < 0 {
+			return -1
+		}
+		if c := off + k; strings.HasPrefix(text[c:], bt) {
+			return c
+		}
+		off += k + 1
+	}
+	return -1
+}
+
+func (m UserMessage) MarshalJSON() ([]byte, error) {
+	w := userMessageWire{Prompt: m.Prompt, Text: m.Text, Images: m.Images}
+	if len(m.Text) >= sharedMin {
+		var rest []byte
+		pos := 0
+		for i, bt := range blockTexts(m.Prompt) {
+			if len(bt) < sharedMin {
+				continue
+			}
+			j := findBlock(m.Text[pos:], bt)
+			if j < 0 {
+				continue
+			}
+			rest = append(rest, m.Text[pos:pos+j]...)
+			w.TextBlocks = append(w.TextBlocks, [2]int{len(rest), i})
+			pos += j + len(bt)
+		}
+		if w.TextBlocks != nil {
+			w.Text = string(append(rest, m.Text[pos:]...))
+		}
+	}
+	return json.Marshal(w)
+}
+
+func (m *UserMessage) UnmarshalJSON(b []byte) error {
+	var w userMessageWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = UserMessage{Prompt: w.Prompt, Text: w.Text, Images: w.Images}
+	if len(w.TextBlocks) == 0 {
+		return nil
+	}
+	texts := blockTexts(w.Prompt)
+	var out strings.Builder
+	pos := 0
+	for _, r := range w.TextBlocks {
+		at, i := r[0], r[1]
+		if at < pos || at > len(w.Text) || i < 0 || i >= len(texts) || texts[i] == "" {
+			return fmt.Errorf("user message: text block reference %v does not fit the text and prompt", r)
+		}
+		out.WriteString(w.Text[pos:at])
+		out.WriteString(texts[i])
+		pos = at
+	}
+	out.WriteString(w.Text[pos:])
+	m.Text = out.String()
 	return nil
 }

@@ -10,6 +10,7 @@ const (
 	TypeUsage        = "usage"             // Usage: after each model call
 	TypeContextReset = "context/reset"     // ContextReset: /clear or /compact replaced the model's context
 	TypeGrant        = "permission/always" // Grant: an "always" answer the session remembers
+	TypeArchive      = "session/archive"   // Archive: the user archived or unarchived the session
 )
 
 // Choice is one value of a select control.
@@ -33,10 +34,22 @@ type Controls struct {
 	// takes one (the thought_level option).
 	Effort  string   `json:"effort,omitempty"`
 	Efforts []Choice `json:"efforts,omitempty"`
+	// Switches are the on/off settings (boolean config options, shown
+	// only to clients that take them). A log from before them has none:
+	// each keeps its default.
+	Switches []Switch `json:"switches,omitempty"`
 	// Initial marks the controls a session was created with: the editor
 	// had them in the session/new response, so neither live nor a replay
 	// sends an update for them.
 	Initial bool `json:"initial,omitempty"`
+}
+
+// Switch is one on/off setting and its value.
+type Switch struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	On          bool   `json:"on"`
 }
 
 // Command is one slash command the session offers.
@@ -87,6 +100,13 @@ type Usage struct {
 type ContextReset struct {
 	Reason  string `json:"reason"` // "clear" | "compact"
 	Summary string `json:"summary,omitempty"`
+}
+
+// Archive records that the user archived the session (session/archive),
+// or took it out of the archive (Archived false). An archived session
+// stays whole and loadable; session/list leaves it out unless asked.
+type Archive struct {
+	Archived bool `json:"archived"`
 }
 
 // Grant is an "always allow" (Allowed) or "always reject" answer for the

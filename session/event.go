@@ -143,8 +143,27 @@ func Transient(typ string) bool { return typ == TypeToolOutput || typ == TypeCom
 type Log struct {
 	mu     sync.Mutex
 	events []Event
+	last   int64 // the last sequence number; more than len(events) when damaged lines were left out
 	now    func() time.Time
 	w      *writer // nil: memory only; see Store (store.go)
+	// skipped are the lines of the stored log that could not be used
+	// (see Parse): the session was rebuilt without them.
+	skipped []*CorruptError
+}
+
+// UnsavedLog is an empty log that was meant to be stored but cannot be:
+// Err reports why from the start, so the session can tell its editor.
+func UnsavedLog(now func() time.Time, err error) *Log {
+	l := NewLog(now)
+	l.w = &writer{err: err, closed: true}
+	return l
+}
+
+// Skipped are the damaged lines the log was read without.
+func (l *Log) Skipped() []*CorruptError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.skipped
 }
 
 // NewLog returns an empty log. now may be nil (time.Now).
@@ -170,7 +189,8 @@ func (l *Log) Append(ev Event) Event {
 		r.Result.Value = nil
 		ev.Payload = r
 	}
-	ev.Seq = int64(len(l.events)) + 1
+	l.last++
+	ev.Seq = l.last
 	stored := ev
 	if c, ok := ev.Payload.(ToolCall); ok && c.Input != nil {
 		// The decoded arguments are for the live translator, which gets

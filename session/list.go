@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ type Info struct {
 	Created               time.Time // from the header
 	Updated               time.Time // time of the last event (Created when there is none)
 	Events                int
+	Archived              bool // the last session/archive event archived it
 }
 
 // List sums up every stored session that has at least one event, most
@@ -75,7 +77,13 @@ func (st *Store) summary(name string, fi os.FileInfo) (Info, error) {
 		return c.info, c.err
 	}
 	p := filepath.Join(st.dir, name)
-	h, evs, _, err := readFileOf(p, func(typ string) bool { return typ == TypeTitle || typ == TypeUserMessage })
+	h, evs, _, _, err := readFileOf(p, func(typ string) bool { return typ == TypeTitle || typ == TypeUserMessage || typ == TypeArchive })
+	if err == nil && h.ID+".jsonl" != name {
+		// A log copied or renamed: session/load of its id opens the
+		// file named after it, not this one, and listing both would show
+		// the id twice.
+		err = &CorruptError{Path: p, Line: 1, Reason: fmt.Sprintf("the header names session %s, but the file is not %s.jsonl", h.ID, h.ID)}
+	}
 	var info Info
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -95,10 +103,22 @@ func (st *Store) summary(name string, fi os.FileInfo) (Info, error) {
 func Summarize(h Header, evs []Event) Info {
 	info := Info{ID: h.ID, Cwd: h.Cwd, AdditionalDirectories: h.AdditionalDirectories,
 		Created: h.Created, Updated: h.Created, Events: len(evs)}
-	if len(evs) > 0 {
-		info.Updated = evs[len(evs)-1].Time
+	// Archiving is not an update of the conversation: the session keeps
+	// its place in the list order.
+	for i := len(evs) - 1; i >= 0; i-- {
+		if _, ok := evs[i].Payload.(Archive); ok {
+			continue
+		}
+		info.Updated = evs[i].Time
+		break
 	}
-	// The session's own title (the last one given, made by TitleFrom)
+	for i := len(evs) - 1; i >= 0; i-- {
+		if a, ok := evs[i].Payload.(Archive); ok {
+			info.Archived = a.Archived
+			break
+		}
+	}
+	// The session's own title (the last one given: by TitleFrom, or session/set_title)
 	// wins; until it has one, its first prompt names it by the same rule.
 	for i := len(evs) - 1; i >= 0 && info.Title == ""; i-- {
 		if t, ok := evs[i].Payload.(Title); ok {

@@ -76,7 +76,11 @@ func (c MessageCall) Card() string {
 const TypeUserContext = "user/context" // UserContext
 
 // UserContext marks that the last user/message entered the model's context.
-type UserContext struct{}
+// Context is what UserPromptSubmit hooks added: it follows the prompt, as a
+// user message of its own.
+type UserContext struct {
+	Context []string `json:"context,omitempty"`
+}
 
 // TypeUserSteer is logged when a message the user sent during a running
 // turn (`_session/steering`) joins it: at the turn's next model request,

@@ -8,9 +8,10 @@ package session
 //
 // Sequence numbers are contiguous from 1. Each event is one write(2) of one
 // line, so a killed process leaves whole lines; the file is fsync'd after
-// the events syncAfter names. A reader drops a torn last line (no newline,
-// or not decodable), refuses damage anywhere else, and refuses event types
-// it does not know. Transient events (live tool output) are never written.
+// the events syncAfter names. A reader drops a torn last line (no newline)
+// and keeps the bytes it cut in <id>.jsonl.torn; any other line it cannot
+// use (damaged, or an event type it does not know) costs that line only and
+// is reported. Transient events (live tool output) are never written.
 // An open log holds an exclusive advisory lock, so two processes never
 // append to one session.
 
@@ -26,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -47,9 +49,9 @@ type Header struct {
 	Created               time.Time `json:"created"`
 }
 
-// A reader must refuse a log with an event type it does not know (see
-// decoders in codec.go): it cannot know what the event meant, so the session
-// it rebuilt would silently differ from the one the user had.
+// A reader leaves out an event it cannot use (damaged, or of a type it does
+// not know, see decoders in codec.go) and says so: the rest of the session
+// loads, and the user is told what the rebuilt session lacks.
 
 // syncAfter says which events are synced to disk as soon as they are written:
 // turn boundaries and tool results, the points a crash must not lose (a tool
@@ -85,18 +87,10 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("session log %s: line %d: %s", e.Path, e.Line, e.Reason)
 }
 
-// UnknownTypeError is a log holding an event type this build does not know,
-// typically one written by a newer acp-bridge.
-type UnknownTypeError struct {
-	Path string
-	Line int
-	Seq  int64
-	Type string
-}
-
-func (e *UnknownTypeError) Error() string {
-	return fmt.Sprintf("session log %s: line %d: event %d has type %q, which this version of acp-bridge does not know; "+
-		"refusing to rebuild the session without it (a newer acp-bridge may have written it)", e.Path, e.Line, e.Seq, e.Type)
+// unknownType says why an event of a type this build does not know is left
+// out: typically a newer acp-bridge wrote it.
+func unknownType(seq int64, typ string) string {
+	return fmt.Sprintf("event %d has type %q, which this version of acp-bridge does not know (a newer acp-bridge may have written it)", seq, typ)
 }
 
 // StoreOptions configure a Store. The zero value is valid.
@@ -222,13 +216,17 @@ func (st *Store) Read(id string) (Header, []Event, error) {
 	if err != nil {
 		return Header{}, nil, err
 	}
-	h, evs, _, err := readFile(p)
+	h, evs, _, _, err := readFile(p)
 	return h, evs, err
 }
 
 // Open reads a session's log and returns it ready to go on: appended events
 // continue its sequence in the same file. A torn last line (a crash in the
-// middle of a write) is cut off first, so the next event starts a clean line.
+// middle of a write) is cut off first, so the next event starts a clean
+// line; the bytes cut are kept in <id>.jsonl.torn. Damaged lines were left
+// out (Log.Skipped says which). A log that cannot be opened for writing (a
+// read-only store) is read all the same: the log is then not saved, and
+// Log.Err says why from the start.
 func (st *Store) Open(id string) (*Log, Header, error) {
 	p, err := st.path(id)
 	if err != nil {
@@ -239,26 +237,96 @@ func (st *Store) Open(id string) (*Log, Header, error) {
 		if errors.Is(err, iofs.ErrNotExist) {
 			return nil, Header{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 		}
-		return nil, Header{}, fmt.Errorf("session store: open log of %s: %w", id, err)
+		if !readOnly(err) {
+			return nil, Header{}, fmt.Errorf("session store: open log of %s: %w", id, err)
+		}
+		return st.openReadOnly(p, id, err)
 	}
 	// Lock before reading, so what is read is what this process goes on from.
 	if err := lockFile(f); err != nil {
 		f.Close()
 		return nil, Header{}, fmt.Errorf("session store: %s: %w", id, err)
 	}
-	h, evs, good, err := readFile(p)
+	h, evs, good, skipped, err := readFile(p)
 	if err != nil {
 		f.Close()
 		return nil, Header{}, err
 	}
+	lg := &Log{events: evs, last: lastSeq(evs, skipped), now: st.now, skipped: skipped}
 	if fi, err := f.Stat(); err == nil && fi.Size() > good {
-		st.log.Warn("session log had a torn last line; dropping it", "session", id, "path", p, "bytes", fi.Size()-good)
-		if err := f.Truncate(good); err != nil {
+		if err := st.cutTorn(f, p, good, fi.Size()); err != nil {
+			// Appending after a torn line would glue the next event to
+			// it: go on in memory, and say so.
 			f.Close()
-			return nil, Header{}, fmt.Errorf("session store: cut torn line of %s: %w", id, err)
+			lg.w = &writer{err: err, closed: true}
+			return lg, h, nil
 		}
 	}
-	return &Log{events: evs, now: st.now, w: st.writer(f, p, id)}, h, nil
+	lg.w = st.writer(f, p, id)
+	return lg, h, nil
+}
+
+// openReadOnly reads a log the store cannot write (werr says why): the
+// session loads and replays, and is not saved.
+func (st *Store) openReadOnly(p, id string, werr error) (*Log, Header, error) {
+	h, evs, _, skipped, err := readFile(p)
+	if err != nil {
+		return nil, Header{}, err
+	}
+	st.log.Warn("session log is read-only; the session loads but is not saved", "session", id, "err", werr)
+	lg := &Log{events: evs, last: lastSeq(evs, skipped), now: st.now, skipped: skipped,
+		w: &writer{err: fmt.Errorf("the session store is not writable: %w", werr), closed: true}}
+	return lg, h, nil
+}
+
+// readOnly reports whether a failed open for writing means the store may
+// be read but not written.
+func readOnly(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, iofs.ErrPermission)
+}
+
+// lastSeq is where appending goes on: after the last event used, or after
+// a damaged line that may have held a later number (its number unknown,
+// so after the count of lines as well).
+func lastSeq(evs []Event, skipped []*CorruptError) int64 {
+	var last int64
+	if len(evs) > 0 {
+		last = evs[len(evs)-1].Seq
+	}
+	return max(last, int64(len(evs)+len(skipped)))
+}
+
+// cutTorn keeps the torn last line (bytes good to size of the log) in
+// <log>.torn, then cuts it from the log.
+func (st *Store) cutTorn(f *os.File, p string, good, size int64) error {
+	r, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("keep torn line of %s: %w", p, err)
+	}
+	tail, err := io.ReadAll(io.NewSectionReader(r, good, size-good))
+	r.Close()
+	if err != nil {
+		return fmt.Errorf("keep torn line of %s: %w", p, err)
+	}
+	keep := p + ".torn"
+	k, err := os.OpenFile(keep, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("keep torn line of %s: %w", p, err)
+	}
+	if _, err = k.Write(append(tail, '\n')); err == nil {
+		err = k.Sync()
+	}
+	if cerr := k.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("keep torn line of %s: %w", p, err)
+	}
+	st.log.Warn("session log had a torn last line; cut it, kept in "+keep, "path", p, "bytes", size-good)
+	if err := f.Truncate(good); err != nil {
+		return fmt.Errorf("cut torn line of %s: %w", p, err)
+	}
+	return nil
 }
 
 // Delete removes a session's log.
@@ -294,88 +362,104 @@ func (st *Store) writer(f *os.File, path, id string) *writer {
 }
 
 // readFile reads and checks a whole log. good is the length of the part that
-// was used: everything but a torn last line.
-func readFile(p string) (Header, []Event, int64, error) { return readFileOf(p, nil) }
+// was used: everything but a torn last line. skipped are the damaged lines
+// left out.
+func readFile(p string) (Header, []Event, int64, []*CorruptError, error) {
+	return readFileOf(p, nil)
+}
 
 // readFileOf is readFile decoding only the payloads of the types decode
 // wants (nil: all); the other events keep a nil Payload. Listing needs the
 // titles, not the whole of every session.
-func readFileOf(p string, decode func(typ string) bool) (Header, []Event, int64, error) {
+func readFileOf(p string, decode func(typ string) bool) (Header, []Event, int64, []*CorruptError, error) {
 	data, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, iofs.ErrNotExist) {
-			return Header{}, nil, 0, fmt.Errorf("%w: %s", ErrNotFound, p)
+			return Header{}, nil, 0, nil, fmt.Errorf("%w: %s", ErrNotFound, p)
 		}
-		return Header{}, nil, 0, fmt.Errorf("session store: %w", err)
+		return Header{}, nil, 0, nil, fmt.Errorf("session store: %w", err)
 	}
 	return parse(p, data, decode)
 }
 
 // Parse reads a log's bytes: the header line, then one event per line with
-// sequence numbers 1, 2, 3, ... The last line is torn when it does not end
-// in a newline or does not decode (a crash cut the write short): it is left
-// out and good says where it starts. Any other damage is a *CorruptError, an
-// event type this build does not know an *UnknownTypeError. name is used in
-// errors only.
-func Parse(name string, data []byte) (h Header, evs []Event, good int64, err error) {
+// increasing sequence numbers (1, 2, 3, ... as written). A last line
+// without a newline is torn (a crash cut the write short): it is left out
+// and good says where it starts. A complete line that cannot be used (not
+// JSON, a damaged payload, a sequence number out of order, an event type
+// this build does not know) costs that line only: it is left out and
+// reported in skipped, as are events missing from the sequence. Only a
+// damaged header fails the whole log (a *CorruptError). name is used in
+// messages only.
+func Parse(name string, data []byte) (h Header, evs []Event, good int64, skipped []*CorruptError, err error) {
 	return parse(name, data, nil)
 }
 
-func parse(name string, data []byte, decode func(typ string) bool) (h Header, evs []Event, good int64, err error) {
+func parse(name string, data []byte, decode func(typ string) bool) (h Header, evs []Event, good int64, skipped []*CorruptError, err error) {
 	line, rest, complete := cutLine(data)
 	if !complete {
-		return h, nil, 0, &CorruptError{Path: name, Reason: "no complete header line (the file is empty or was cut while being created)"}
+		return h, nil, 0, nil, &CorruptError{Path: name, Reason: "no complete header line (the file is empty or was cut while being created)"}
 	}
 	if err := json.Unmarshal(line, &h); err != nil || h.Type != headerType {
-		return h, nil, 0, &CorruptError{Path: name, Line: 1, Reason: "not a session header"}
+		return h, nil, 0, nil, &CorruptError{Path: name, Line: 1, Reason: "not a session header"}
 	}
 	if h.Version != FormatVersion {
-		return h, nil, 0, &CorruptError{Path: name, Line: 1, Reason: fmt.Sprintf(
+		return h, nil, 0, nil, &CorruptError{Path: name, Line: 1, Reason: fmt.Sprintf(
 			"format version %d, but this acp-bridge reads version %d", h.Version, FormatVersion)}
 	}
 	if !ValidID(h.ID) || !filepath.IsAbs(h.Cwd) {
-		return h, nil, 0, &CorruptError{Path: name, Line: 1, Reason: "header without a valid id and absolute cwd"}
+		return h, nil, 0, nil, &CorruptError{Path: name, Line: 1, Reason: "header without a valid id and absolute cwd"}
 	}
 	good = int64(len(line)) + 1
 	// A log line is some hundreds of bytes; guessing the count from the
 	// size saves the slice regrowing on a large session.
 	evs = make([]Event, 0, len(rest)/256+1)
+	var last int64    // the last sequence number used
+	skippedSince := 0 // lines skipped since the last event used
+	skip := func(n int, reason string) {
+		skipped = append(skipped, &CorruptError{Path: name, Line: n, Reason: reason})
+		skippedSince++
+	}
 	for n := 2; len(rest) > 0; n++ {
 		line, rest, complete = cutLine(rest)
+		if !complete {
+			break // torn last line: the writer always ends a line
+		}
+		good += int64(len(line)) + 1
 		l, err := decodeLine(line)
 		if err != nil {
-			if !complete || len(rest) == 0 {
-				break // torn last line
-			}
-			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: "not a JSON event: " + err.Error()}
-		}
-		if !complete {
-			break // decodes, but was never finished: the writer always ends a line
+			skip(n, "not a JSON event: "+err.Error())
+			continue
 		}
 		switch {
-		case l.Seq != int64(len(evs))+1:
-			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event has seq %d, want %d (events are missing or out of order)", l.Seq, len(evs)+1)}
+		case l.Seq <= last:
+			skip(n, fmt.Sprintf("event has seq %d, after %d (repeated or out of order)", l.Seq, last))
+			continue
 		case l.Time.IsZero():
-			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d has no time", l.Seq)}
+			skip(n, fmt.Sprintf("event %d has no time", l.Seq))
+			continue
 		case !Known(l.Type):
-			return h, nil, good, &UnknownTypeError{Path: name, Line: n, Seq: l.Seq, Type: l.Type}
+			skip(n, unknownType(l.Seq, l.Type))
+			continue
 		case len(l.Data) == 0:
-			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d has no data", l.Seq)}
+			skip(n, fmt.Sprintf("event %d has no data", l.Seq))
+			continue
 		}
 		var p Payload
 		if decode == nil || decode(l.Type) {
 			p, err = decodePayload(l.Type, l.Data)
 		}
 		if err != nil {
-			if len(rest) == 0 {
-				break // torn last line
-			}
-			return h, nil, good, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("event %d (%s) has a damaged payload: %v", l.Seq, l.Type, err)}
+			skip(n, fmt.Sprintf("event %d (%s) has a damaged payload: %v", l.Seq, l.Type, err))
+			continue
+		}
+		if l.Seq > last+1 && skippedSince == 0 {
+			skipped = append(skipped, &CorruptError{Path: name, Line: n, Reason: fmt.Sprintf("events %d to %d are missing", last+1, l.Seq-1)})
 		}
 		evs = append(evs, Event{Seq: l.Seq, Time: l.Time, Payload: p})
-		good += int64(len(line)) + 1
+		last, skippedSince = l.Seq, 0
 	}
-	return h, evs, good, nil
+	return h, evs, good, skipped, nil
 }
 
 // decodeLine reads one event line. Lines this package wrote have a fixed
@@ -525,10 +609,15 @@ func (w *writer) write(ev Event) {
 
 func (w *writer) fail(err error) {
 	w.err = err
-	w.log.Error("session log write failed; the session goes on without being saved", "err", err)
+	// Info, not an error: the session's owner tells the user (agent: a
+	// notice), and a client that shows stderr as errors would say it twice.
+	w.log.Info("session log write failed; the session goes on without being saved", "err", err)
 }
 
 func (w *writer) close() error {
+	if w.f == nil {
+		return nil // never opened (UnsavedLog): Err says why
+	}
 	if w.closed {
 		return w.err
 	}
@@ -571,11 +660,12 @@ func (l *Log) Len() int {
 	return len(l.events)
 }
 
-// Persistent reports whether the log is written to a store.
+// Persistent reports whether the log is written to a store (not one
+// that could not be: see UnsavedLog).
 func (l *Log) Persistent() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w != nil
+	return l.w != nil && l.w.f != nil
 }
 
 // syncDir makes a created or removed file's directory entry durable. It is

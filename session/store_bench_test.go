@@ -40,7 +40,7 @@ func BenchmarkParse10k(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_, evs, _, err := Parse("big", data)
+		_, evs, _, _, err := Parse("big", data)
 		if err != nil || len(evs) != 10_000 {
 			b.Fatalf("%d events, %v", len(evs), err)
 		}

@@ -23,6 +23,8 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/agent"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/rules"
+	"github.com/acp-bridge/acp-bridge/settings"
 )
 
 // config is every setting, after the layers are applied in order:
@@ -67,6 +69,10 @@ type config struct {
 	spillDir string
 
 	providers []providerConfig // from the file, in file order
+
+	// policy is the config file's permissions, hooks and timeouts,
+	// compiled (rules anchored at each session's workspace).
+	policy settings.Policy
 }
 
 // fileConfig is the YAML config file.
@@ -87,6 +93,11 @@ type fileConfig struct {
 		Level string `yaml:"level"`
 		File  string `yaml:"file"`
 	} `yaml:"log"`
+	// The policy keys, as in a project's .acp-bridge/settings.yaml
+	// (package settings).
+	Permissions settings.Permissions           `yaml:"permissions"`
+	Hooks       map[string][]settings.HookSpec `yaml:"hooks"`
+	Timeouts    map[string]string              `yaml:"timeouts"`
 }
 
 type providerConfig struct {
@@ -474,6 +485,12 @@ func (c *config) loadFile(path string, explicit bool) error {
 	if fc.Log.File != "" {
 		c.logFile = fc.Log.File
 	}
+	sec := settings.Section{Permissions: fc.Permissions, Hooks: fc.Hooks, Timeouts: fc.Timeouts}
+	pol, errs := sec.Compile(rules.Source{Kind: "user", Path: path}, "")
+	if len(errs) > 0 {
+		return bad("%v", errors.Join(errs...))
+	}
+	c.policy = pol
 	if fc.Providers.Kind != 0 {
 		if fc.Providers.Kind != yaml.MappingNode {
 			return bad("line %d: providers must be a mapping of name to provider", fc.Providers.Line)

@@ -116,6 +116,10 @@ type rpcClient struct {
 	out    *bufio.Scanner
 	nextID int
 	notes  []map[string]any // session/update params, in order
+	// answer picks the optionId of a permission request (nil: allow-once);
+	// perms keeps the requests' params.
+	answer func(params map[string]any) string
+	perms  []map[string]any
 }
 
 func (c *rpcClient) send(v any) {
@@ -161,7 +165,12 @@ func (c *rpcClient) request(method string, params any) (map[string]any, *rpcErro
 		case msg.Method == "session/update":
 			c.notes = append(c.notes, msg.Params)
 		case msg.Method == "session/request_permission":
-			c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow-once"}}})
+			c.perms = append(c.perms, msg.Params)
+			opt := "allow-once"
+			if c.answer != nil {
+				opt = c.answer(msg.Params)
+			}
+			c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": opt}}})
 		case msg.Method != "" && msg.ID != nil:
 			c.send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32601, "message": "not offered"}})
 		case msg.ID == float64(id):
@@ -195,13 +204,39 @@ func (c *rpcClient) agentText() string {
 // stdin and expects the bridge to exit within 10 s.
 func startBinary(t *testing.T, env []string, args ...string) (io.WriteCloser, *bufio.Scanner) {
 	t.Helper()
+	stdin, sc, _ := startBinaryStderr(t, env, args...)
+	return stdin, sc
+}
+
+// lockedBuffer is the bridge's stderr, read while it is written.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startBinaryStderr is startBinary that also returns the bridge's stderr
+// so far, for a client that shows it (acp.el shows every chunk as an error).
+func startBinaryStderr(t *testing.T, env []string, args ...string) (io.WriteCloser, *bufio.Scanner, func() string) {
+	t.Helper()
 	cmd := exec.Command(bridgeBinary(t), args...)
 	home := t.TempDir()
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home}, env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +256,7 @@ func startBinary(t *testing.T, env []string, args ...string) (io.WriteCloser, *b
 	})
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	return stdin, sc
+	return stdin, sc, stderr.String
 }
 
 func startE2E(t *testing.T, env []string, args ...string) *rpcClient {
@@ -380,9 +415,10 @@ func TestBinaryAuthFailures(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{name: "DeepSeek default without a key", want: []string{"DEEPSEEK_API_KEY is not set", "Set DEEPSEEK_API_KEY", "agent_servers"}},
+		// A client without clientInfo gets neutral advice (TestBinaryKeyAdviceForTheEditor: per editor).
+		{name: "DeepSeek default without a key", want: []string{"DEEPSEEK_API_KEY is not set", "Set DEEPSEEK_API_KEY", "your editor's settings"}},
 		{name: "refused key", env: []string{"MY_KEY=wrong"}, args: []string{"--base-url", srv.URL + "/v1", "--model", "m", "--api-key-env", "MY_KEY"},
-			want: []string{"refused the API key (HTTP 401)", "Set MY_KEY", "agent_servers"}},
+			want: []string{"refused the API key (HTTP 401)", "Set MY_KEY", "your editor's settings"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -574,8 +574,13 @@ func TestDiskFullWhilePersisting(t *testing.T) {
 			log, _ := os.ReadFile(b.logFile)
 			var saw bool
 			for _, l := range strings.Split(string(log), "\n") {
-				if strings.Contains(l, "level=ERROR") && strings.Contains(l, "no space left on device") &&
-					(strings.Contains(l, "will not be saved") || strings.Contains(l, "without being saved")) {
+				// A session that cannot be created on disk is an error in
+				// the log; one that stops being saved mid-way is told by a
+				// notice, so its line stays under the default stderr level
+				// (a client may show stderr as errors).
+				if strings.Contains(l, "no space left on device") &&
+					(strings.Contains(l, "level=ERROR") && strings.Contains(l, "will not be saved") ||
+						strings.Contains(l, "level=INFO") && strings.Contains(l, "without being saved")) {
 					saw = true
 					t.Logf("logged: %s", l)
 				}
@@ -592,10 +597,11 @@ func TestDiskFullWhilePersisting(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, evs, err := st.Read(sid)
-			// Filling up mid-session is said once, in the thread; a session
-			// that never had a log (full from the start) was never saved.
-			if wantNotices := map[bool]int{true: 0, false: 1}[tt.fillAfter < 0]; b.saveNotices != wantNotices {
-				t.Errorf("the editor was told %d times that saving stopped, want %d", b.saveNotices, wantNotices)
+			// Not being saved is said once, in the thread, whether the
+			// disk filled mid-session or before the session's log could
+			// even be created.
+			if b.saveNotices != 1 {
+				t.Errorf("the editor was told %d times that the session is not saved, want 1", b.saveNotices)
 			}
 			if tt.fillAfter < 0 {
 				// Not even the header fit: the log must be gone, not left

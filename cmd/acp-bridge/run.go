@@ -20,6 +20,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/settings"
 	"github.com/acp-bridge/acp-bridge/tools/bash"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
@@ -80,6 +81,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// Off the start-up path: reading a busy temp directory cost up to a
 	// millisecond before the editor's initialize was answered.
 	go removeDeadSpills(os.TempDir(), logger)
+	// Off the start-up path too; our own journal is never swept (its pid runs).
+	go sweepTempFiles(cfg.stateDir, logger)
+	defer startJournal(cfg.stateDir, logger)()
 	if dir, err := os.MkdirTemp("", spillPrefix()); err == nil {
 		cfg.spillDir = dir
 		defer os.RemoveAll(dir)
@@ -198,6 +202,10 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		CompactThreshold: cfg.compactAt,
 		TerminalLogin:    loginMethod(),
 		Logout:           logout,
+		Policy:           cfg.policy,
+	}
+	if dir := settingsDir(); dir != "" {
+		opts.Settings = &settings.Store{Dir: dir}
 	}
 	if cfg.stateDir != "" {
 		// A state directory that cannot be used must not stop the editor's
@@ -212,6 +220,15 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	logger.Info("configuration", "config", cfg.configPath, "model", def, "models", len(models),
 		"permissionMode", cfg.permissionMode, "toolsMode", cfg.toolsMode)
 	return opts, nil
+}
+
+// settingsDir keeps the project memory (settings.Store): the user's config
+// directory, never a repository. "" when there is no home to put it in.
+func settingsDir() string {
+	if p := defaultConfigPath(); p != "" {
+		return filepath.Dir(p)
+	}
+	return ""
 }
 
 func newLogger(cfg *config, stderr io.Writer) (*slog.Logger, func(), error) {

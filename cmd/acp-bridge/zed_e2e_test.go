@@ -23,12 +23,15 @@ import (
 //   - it identifies itself as clientInfo.name "zed" and advertises what Zed
 //     advertises.
 type zedClient struct {
-	t      *testing.T
-	in     io.WriteCloser
-	out    *bufio.Scanner
-	nextID int
-	notes  []map[string]any // session/update params, in order
-	raw    []int            // the size of every session/update line
+	t       *testing.T
+	profile clientProfile
+	stderr  func() string    // what the bridge wrote to stderr so far
+	perms   []map[string]any // session/request_permission params, in order
+	in      io.WriteCloser
+	out     *bufio.Scanner
+	nextID  int
+	notes   []map[string]any // session/update params, in order
+	raw     []int            // the size of every session/update line
 	// format is Zed's formatter: applied to every write before it is saved.
 	format func(string) string
 	writes []string // the paths written through the editor
@@ -123,8 +126,15 @@ func (c *zedClient) serve(id any, method string, params json.RawMessage) {
 			c.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32603, "message": err.Error()}})
 			return
 		}
+		if c.profile.writeNull {
+			reply(nil) // codecompanion: "result": null
+			return
+		}
 		reply(map[string]any{})
 	case "session/request_permission":
+		var pp map[string]any
+		json.Unmarshal(params, &pp)
+		c.perms = append(c.perms, pp)
 		reply(map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow-once"}})
 	default:
 		c.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32601, "message": "method not found"}})
@@ -153,15 +163,21 @@ func (c *zedClient) card(id string) []map[string]any {
 	return out
 }
 
-// startZed starts the built bridge with a Zed-like client and initializes.
-func startZed(t *testing.T, env []string, args ...string) (*zedClient, map[string]any) {
-	t.Helper()
-	stdin, sc := startBinary(t, env, args...)
-	c := &zedClient{t: t, in: stdin, out: sc}
+// clientProfile is where ACP clients differ in what they send and how
+// they answer; the client is otherwise one (zedClient).
+type clientProfile struct {
+	name string
+	caps map[string]any // clientCapabilities
+	info map[string]any // clientInfo
+	// writeNull: fs/write_text_file is answered with "result": null
+	// (codecompanion) instead of {}.
+	writeNull bool
+}
+
+var (
 	// What Zed sends (crates/agent_servers/src/acp.rs).
-	init := c.call("initialize", map[string]any{
-		"protocolVersion": 1,
-		"clientCapabilities": map[string]any{
+	zedProfile = clientProfile{name: "Zed",
+		caps: map[string]any{
 			"fs":          map[string]any{"readTextFile": true, "writeTextFile": true},
 			"terminal":    true,
 			"auth":        map[string]any{"terminal": true},
@@ -169,8 +185,40 @@ func startZed(t *testing.T, env []string, args ...string) (*zedClient, map[strin
 			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
 			"_meta":       map[string]any{"terminal_output": true, "terminal-auth": true},
 		},
-		"clientInfo": map[string]any{"name": "zed", "version": "0.300.0", "title": "Zed"},
-	})
+		info: map[string]any{"name": "zed", "version": "0.300.0", "title": "Zed"}}
+	// Emacs agent-shell (acp.el): files through the editor, no terminal
+	// and no _meta; it shows every stderr chunk as an error, reads a
+	// false capability as absent, and renders diffs as given.
+	agentShellProfile = clientProfile{name: "agent-shell",
+		caps: map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}},
+		info: map[string]any{"name": "agent-shell", "version": "0.74.1"}}
+	// codecompanion.nvim: one process per chat, writes answered with
+	// result null, a stopped message re-sent as a second text block.
+	codeCompanionProfile = clientProfile{name: "codecompanion",
+		caps:      map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": false},
+		info:      map[string]any{"name": "CodeCompanion.nvim", "version": "17.33.0"},
+		writeNull: true}
+	// The AI SDK provider (@mcpc-tech/acp-ai-provider): no fs, no
+	// terminal; it takes rawOutput as a tool's result and calls
+	// session/set_model.
+	aiSDKProfile = clientProfile{name: "AI SDK provider",
+		caps: map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},
+		info: map[string]any{"name": "acp-ai-provider", "version": "0.2.9"}}
+)
+
+// startZed starts the built bridge with a Zed-like client and initializes.
+func startZed(t *testing.T, env []string, args ...string) (*zedClient, map[string]any) {
+	t.Helper()
+	return startClient(t, zedProfile, env, args...)
+}
+
+// startClient starts the built bridge with a client of the profile and
+// initializes.
+func startClient(t *testing.T, p clientProfile, env []string, args ...string) (*zedClient, map[string]any) {
+	t.Helper()
+	stdin, sc, stderr := startBinaryStderr(t, env, args...)
+	c := &zedClient{t: t, in: stdin, out: sc, profile: p, stderr: stderr}
+	init := c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": p.caps, "clientInfo": p.info})
 	return c, init
 }
 

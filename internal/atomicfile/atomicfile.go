@@ -2,13 +2,23 @@
 // content or the new, never a mix. It is a leaf shared by the file tools
 // (which import only registry and leaves) and the agent's editor-backed
 // file access, so the one routine serves both.
+//
+// A replacement is written to a temporary file beside the target and renamed
+// over it. A process killed in between leaves the temporary file in the
+// user's project; so the name of every temporary file is recorded in a
+// journal (see Journal) before the file is created, and the next process
+// removes what a dead one left (see Sweep): only files it recorded, so
+// nothing the bridge did not make is ever removed.
 package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	iofs "io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // Write replaces path with data: a temp file in the same directory, synced,
@@ -29,7 +39,7 @@ func Write(path string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".acp-bridge-*")
+	tmp, err := createTemp(dir, filepath.Base(path))
 	if err != nil {
 		return err
 	}
@@ -57,4 +67,30 @@ func Write(path string, data []byte) error {
 	}
 	ok = true
 	return nil
+}
+
+// tempName is the temporary file for base: hidden, named after the target
+// and this process, so a person who finds one knows what it is.
+func tempName(base string) string {
+	return "." + base + ".acp-bridge-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(uint64(rand.Uint32()), 10)
+}
+
+// createTemp makes a new temporary file in dir, its path in the journal
+// before it exists.
+func createTemp(dir, base string) (*os.File, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs // the journal names files absolutely
+	}
+	for range 100 {
+		p := filepath.Join(dir, tempName(base))
+		if err := record(p); err != nil {
+			return nil, fmt.Errorf("record temporary file: %w", err)
+		}
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, iofs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, errors.New("no unused temporary file name in " + dir)
 }

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-bridge/acp-bridge/internal/ansi"
 	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
@@ -36,6 +37,11 @@ type Options struct {
 	SpillDir       string        // os.TempDir()
 	MaxSpillBytes  int64         // 64 MiB per stream in the spill file
 	ChunkBytes     int           // 256 KiB read size
+
+	// For Exec: what the command reads on stdin (nil: /dev/null) and the
+	// variables added to its environment.
+	stdin []byte
+	env   []string
 }
 
 func (o *Options) withDefaults() Options {
@@ -183,14 +189,15 @@ func presentResult(in Args, r registry.Result) registry.View {
 }
 
 // render is the model's text: stdout, then stderr, then where cut output
-// went, then how the command ended.
+// went, then how the command ended. Colour and cursor codes are noise to a
+// model (and cost tokens): they go; the terminal card keeps them.
 func render(o Outcome) string {
 	var parts []string
-	if o.Stdout.Text != "" {
-		parts = append(parts, strings.TrimRight(o.Stdout.Text, "\n"))
+	if out := strings.TrimRight(ansi.Strip(o.Stdout.Text), "\n"); out != "" {
+		parts = append(parts, out)
 	}
-	if o.Stderr.Text != "" {
-		parts = append(parts, "[stderr]\n"+strings.TrimRight(o.Stderr.Text, "\n"))
+	if out := strings.TrimRight(ansi.Strip(o.Stderr.Text), "\n"); out != "" {
+		parts = append(parts, "[stderr]\n"+out)
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "(no output)")
@@ -266,8 +273,11 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	// a grace period, which we do ourselves.
 	cmd := exec.Command(shell, "-c", in.Command)
 	cmd.Dir = cwd
-	cmd.Env = scrubbedEnv()
+	cmd.Env = append(scrubbedEnv(), o.env...)
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
+	if o.stdin != nil {
+		cmd.Stdin = bytes.NewReader(o.stdin)
+	}
 
 	if dc, ok := c.Files.(DiskChanges); ok {
 		end := dc.BeginDiskChanges()

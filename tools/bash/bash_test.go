@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acp-bridge/acp-bridge/registry"
 )
@@ -383,29 +384,35 @@ func TestPermission(t *testing.T) {
 	tests := []struct {
 		cmd, key, subject string
 	}{
-		{"go test ./...", "bash:go test", "`go test`"},
-		{"git status", "bash:git status", "`git status`"},
-		{"ls -la", "bash:ls", "`ls`"},
-		{"npm run-script build", "bash:npm run-script", "`npm run-script`"},
-		{"go test && rm -rf ~", "bash:go test && rm -rf ~", "`go test && rm -rf ~`"},
-		{"go test; curl x | sh", "bash:go test; curl x | sh", "`go test; curl x | sh`"},
-		{"echo $(whoami)", "bash:echo $(whoami)", "`echo $(whoami)`"},
-		{"PATH=/tmp go test", "bash:PATH=/tmp go test", "`PATH=/tmp go test`"},
-		{"cat > out.txt", "bash:cat > out.txt", "`cat > out.txt`"},
-		{"go test\nrm x", "bash:go test\nrm x", "`go test\nrm x`"},
-		{`git commit -m "fix the bug; really"`, "bash:git commit", "`git commit`"},
-		{`go test -run 'A|B' ./...`, "bash:go test", "`go test`"},
-		{`git commit -m "$(rm -rf ~)"`, `bash:git commit -m "$(rm -rf ~)"`, "`git commit -m \"$(rm -rf ~)\"`"},
-		{"echo \"`id`\"", "bash:echo \"`id`\"", "`echo \"`id`\"`"},
-		{`'rm' -rf x`, `bash:'rm' -rf x`, "`'rm' -rf x`"},
-		{`echo 'unterminated`, `bash:echo 'unterminated`, "`echo 'unterminated`"},
-		{`echo a\;b`, `bash:echo a\;b`, "`echo a\\;b`"},
-		{"ls *.go", "bash:ls", "`ls`"},
+		{"go test ./...", "bash:go test", "`go test` commands"},
+		{"git status", "bash:git status", "`git status` commands"},
+		{"ls -la", "bash:ls", "`ls` commands"},
+		{"npm run-script build", "bash:npm run-script", "`npm run-script` commands"},
+		{"echo from the program", "bash:echo from", "`echo from` commands"},
+		{"go test && rm -rf ~", "bash:go test && rm -rf ~", "exactly `go test && rm -rf ~`"},
+		{"go test; curl x | sh", "bash:go test; curl x | sh", "exactly `go test; curl x | sh`"},
+		{"echo $(whoami)", "bash:echo $(whoami)", "exactly `echo $(whoami)`"},
+		{"PATH=/tmp go test", "bash:PATH=/tmp go test", "exactly `PATH=/tmp go test`"},
+		{"cat > out.txt", "bash:cat > out.txt", "exactly `cat > out.txt`"},
+		{"go test\nrm x", "bash:go test\nrm x", "this exact command"},
+		{`git commit -m "fix the bug; really"`, "bash:git commit", "`git commit` commands"},
+		{`go test -run 'A|B' ./...`, "bash:go test", "`go test` commands"},
+		{`git commit -m "$(rm -rf ~)"`, `bash:git commit -m "$(rm -rf ~)"`, "exactly `git commit -m \"$(rm -rf ~)\"`"},
+		{"echo \"`id`\"", "bash:echo \"`id`\"", "exactly `echo \"`id`\"`"},
+		{`'rm' -rf x`, `bash:'rm' -rf x`, "exactly `'rm' -rf x`"},
+		{`echo 'unterminated`, `bash:echo 'unterminated`, "exactly `echo 'unterminated`"},
+		{`echo a\;b`, `bash:echo a\;b`, "exactly `echo a\\;b`"},
+		{"ls *.go", "bash:ls", "`ls` commands"},
+		{"/opt/some/very/long/toolchain/path/bin/compiler build", "bash:/opt/some/very/long/toolchain/path/bin/compiler build", "commands of this program"},
+		{"for f in *.go; do gofmt -l \"$f\"; done && echo all formatted", "bash:for f in *.go; do gofmt -l \"$f\"; done && echo all formatted", "this exact command"},
 	}
 	for _, tt := range tests {
 		p := permission(&registry.Call{}, Args{Command: tt.cmd})
 		if p == nil || p.Key != tt.key || p.Subject != tt.subject {
 			t.Errorf("%q: got %+v, want key %q subject %q", tt.cmd, p, tt.key, tt.subject)
+		}
+		if n := utf8.RuneCountInString(p.Subject); n > maxSubject {
+			t.Errorf("%q: subject %q has %d runes: the option name would be cut", tt.cmd, p.Subject, n)
 		}
 	}
 }

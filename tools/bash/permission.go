@@ -23,15 +23,42 @@ func permission(c *registry.Call, in Args) *registry.Permission {
 	if dir := workdir(c, in.Workdir); !insideRoots(c, dir) {
 		real := evalDir(dir)
 		p.Reason += " in " + real + ", outside the workspace"
-		p.Key, p.Subject = "bash:"+cmd+" @ "+real, "`"+short(cmd, 60)+"` in `"+real+"`"
+		p.Key, p.Subject = "bash:"+cmd+" @ "+real, exactSubject(cmd)+" outside the workspace"
 		return p
 	}
 	if prefix, ok := commandPrefix(cmd); ok {
-		p.Key, p.Subject = "bash:"+prefix, "`"+prefix+"`"
+		p.Key, p.Subject = "bash:"+prefix, prefixSubject(prefix)
+		if !strings.ContainsAny(prefix, "*()") {
+			p.Rule = "Bash(" + prefix + ":*)"
+		}
 		return p
 	}
-	p.Key, p.Subject = "bash:"+cmd, "`"+short(cmd, 60)+"`"
+	p.Key, p.Subject = "bash:"+cmd, exactSubject(cmd)
 	return p
+}
+
+// maxSubject bounds a subject in runes so that "Always reject " and it fit
+// an option name whole (mapping.MaxOptionName): a name cut mid-command
+// ("Always allow echo from") does not say what the answer will allow.
+const maxSubject = 44
+
+// prefixSubject says that a rule covers every command with that program
+// and subcommand: "`go test` commands".
+func prefixSubject(prefix string) string {
+	if s := "`" + prefix + "` commands"; utf8.RuneCountInString(s) <= maxSubject {
+		return s
+	}
+	return "commands of this program" // a long program path
+}
+
+// exactSubject says that a rule covers this command line only:
+// "exactly `go test && rm -rf ~`", or "this exact command" for one too long
+// to name whole.
+func exactSubject(cmd string) string {
+	if s := "exactly `" + cmd + "`"; utf8.RuneCountInString(s) <= maxSubject && !strings.ContainsAny(cmd, "\n\r") {
+		return s
+	}
+	return "this exact command"
 }
 
 // commandPrefix returns "program subcommand" (or "program") of a simple

@@ -23,6 +23,9 @@ type changeOut struct {
 	// Reformatted describes how the editor changed the text while saving
 	// it (format on save), for the model; empty when it saved what it got.
 	Reformatted string `json:"reformatted,omitempty"`
+	// Matched says how a tolerant edit matched old_string ("matched
+	// ignoring indentation"); empty for an exact match.
+	Matched string `json:"matched,omitempty"`
 }
 
 // changeMeta is the display data of a mutation: the applied hunks and the
@@ -32,7 +35,8 @@ func changeMeta(out changeOut) any {
 		Created bool                `json:"created,omitempty"`
 		Diffs   []registry.FileDiff `json:"diffs"`
 		Line    int                 `json:"line,omitempty"`
-	}{out.Created, out.Diffs, out.Line}
+		Matched string              `json:"matched,omitempty"`
+	}{out.Created, out.Diffs, out.Line, out.Matched}
 }
 
 // changeCard shows the applied hunks stored with the result, pointing at
@@ -45,11 +49,15 @@ func changeCard(title, path string, r registry.Result) registry.View {
 		return nil
 	}
 	var m struct {
-		Diffs []registry.FileDiff `json:"diffs"`
-		Line  int                 `json:"line"`
+		Diffs   []registry.FileDiff `json:"diffs"`
+		Line    int                 `json:"line"`
+		Matched string              `json:"matched"`
 	}
 	if json.Unmarshal(r.Meta, &m) != nil {
 		return nil
+	}
+	if m.Matched != "" {
+		title += " (" + m.Matched + ")" // a tolerant match says so where the user looks
 	}
 	card := registry.DiffCard{Title: title, Diffs: m.Diffs}
 	if m.Line > 0 {

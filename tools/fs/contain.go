@@ -72,9 +72,18 @@ func outsidePermission(c *registry.Call, path, verb string) *registry.Permission
 	if real != filepath.Clean(path) {
 		reason = path + " leads outside the workspace (to " + real + ")"
 	}
-	return &registry.Permission{
+	p := &registry.Permission{
 		Reason:  verb + " " + path + ": " + reason,
 		Key:     verb + ":" + real,
 		Subject: verb + " `" + real + "`",
 	}
+	if !strings.ContainsAny(real, "*?[]()") {
+		// The permission rule of that one path: Read covers the searches.
+		tool := "Read"
+		if verb == "edit" {
+			tool = "Edit"
+		}
+		p.Rule = tool + "(" + filepath.ToSlash(real) + ")"
+	}
+	return p
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/tools/fs/match"
 )
 
 type editArgs struct {
@@ -30,10 +31,15 @@ func editTool() registry.Tool[editArgs, changeOut] {
 		Schema: func(s *jsonschema.Schema) { s.Properties["file_path"].MinLength = jsonschema.Ptr(1) },
 		Run:    runEdit,
 		Render: func(_ editArgs, out changeOut) []registry.Content {
+			text := fmt.Sprintf("The file %s has been updated successfully.", out.Path)
 			if out.All {
-				return withNote(fmt.Sprintf("The file %s has been updated. All occurrences were successfully replaced.", out.Path), out)
+				text = fmt.Sprintf("The file %s has been updated. All occurrences were successfully replaced.", out.Path)
 			}
-			return withNote(fmt.Sprintf("The file %s has been updated successfully.", out.Path), out)
+			if out.Matched != "" {
+				// The model learns its old_string was not exact, and how.
+				text += fmt.Sprintf(" Note: old_string was not exact; it %s, and new_string was adapted to the file. The diff shows what was applied.", out.Matched)
+			}
+			return withNote(text, out)
 		},
 		Meta: func(_ editArgs, out changeOut) any { return changeMeta(out) },
 		PresentCall: func(in editArgs) registry.View {
@@ -77,10 +83,11 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 	if err := checkFresh(c, "edit", path, content); err != nil {
 		return out, err
 	}
-	edits, err := findEdits(path, content, in.OldString, in.NewString, in.ReplaceAll)
+	edits, note, err := findEdits(path, content, in.OldString, in.NewString, in.ReplaceAll)
 	if err != nil {
 		return out, err
 	}
+	out.Matched = note
 	updated := apply(content, edits)
 	saved, err := writeText(ctx, c, path, updated)
 	if err != nil {
@@ -96,48 +103,19 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 	return out, nil
 }
 
-// findEdits locates old in content and returns the replacements, shaped
-// so the file keeps its line endings and its final-newline state. The model
-// writes "\n" (read shows lines without "\r"); in a CRLF file both strings
-// are matched and written with "\r\n".
-func findEdits(path, content, old, new string, all bool) ([]diffs.Edit, error) {
-	o, n := old, new
-	if crlfFile(content) {
-		o, n = toCRLF(old), toCRLF(new)
-		if !strings.Contains(content, o) && strings.Contains(content, old) {
-			o, n = old, new // a mixed file where the text really has bare "\n"
+// findEdits locates old in content through the matcher's cascade
+// (tools/fs/match) and returns the replacements, shaped so the file keeps
+// its line endings and its final-newline state, and how old was matched.
+func findEdits(path, content, old, new string, all bool) ([]diffs.Edit, string, error) {
+	r, err := match.Find(path, content, old, new, all)
+	if err != nil {
+		var ref *match.Refusal
+		if errors.As(err, &ref) {
+			return nil, "", registry.Errorf(ref.Code, ref.Message)
 		}
+		return nil, "", err
 	}
-	count := strings.Count(content, o)
-	switch {
-	case count == 0:
-		return nil, registry.Errorf("FS_EDIT_NOT_FOUND", fmt.Sprintf("old_string was not found in %q", path))
-	case count > 1 && !all:
-		return nil, registry.Errorf("FS_AMBIGUOUS_EDIT", fmt.Sprintf("old_string matched %d times in %q; provide a more specific old_string or set replace_all to true", count, path))
-	}
-	edits := make([]diffs.Edit, 0, count)
-	for i := 0; ; {
-		j := strings.Index(content[i:], o)
-		if j < 0 {
-			break
-		}
-		start := i + j
-		edits = append(edits, diffs.Edit{Start: start, End: start + len(o), New: n})
-		i = start + len(o)
-	}
-	// Only an edit that reaches the end of the file can change whether it
-	// ends with a newline; put the original state back.
-	last := &edits[len(edits)-1]
-	if last.End == len(content) {
-		hadNL := strings.HasSuffix(content, "\n")
-		switch hasNL := strings.HasSuffix(last.New, "\n"); {
-		case hadNL && !hasNL && (last.New != "" || last.Start > 0 && content[last.Start-1] != '\n'):
-			last.New += lineEnding(content)
-		case !hadNL && hasNL:
-			last.New = strings.TrimSuffix(strings.TrimSuffix(last.New, "\n"), "\r")
-		}
-	}
-	return edits, nil
+	return r.Edits, r.Note(), nil
 }
 
 // apply performs edits (ascending, non-overlapping) on content.
@@ -152,22 +130,4 @@ func apply(content string, edits []diffs.Edit) string {
 	}
 	b.WriteString(content[prev:])
 	return b.String()
-}
-
-// crlfFile: most line breaks of the file are "\r\n".
-func crlfFile(s string) bool {
-	crlf := strings.Count(s, "\r\n")
-	return crlf > 0 && crlf >= strings.Count(s, "\n")-crlf
-}
-
-func lineEnding(s string) string {
-	if crlfFile(s) {
-		return "\r\n"
-	}
-	return "\n"
-}
-
-// toCRLF writes every line break of s as "\r\n".
-func toCRLF(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
 }

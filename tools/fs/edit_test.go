@@ -77,7 +77,7 @@ func TestEditErrors(t *testing.T) {
 		}, args{"old_string": "one", "new_string": "1"}, "FS_STALE_VERSION",
 			`Error: edit requires reading "%p" first: the file changed since it was read — re-read the file, then retry`},
 		{"not found", read, args{"old_string": "three", "new_string": "3"}, "FS_EDIT_NOT_FOUND",
-			`Error: old_string was not found in "%p"`},
+			`Error: old_string was not found in "%p", not even ignoring whitespace and indentation: no line of it is in the file. Read the file again and copy old_string from it`},
 		{"ambiguous", read, args{"old_string": "two", "new_string": "2"}, "FS_AMBIGUOUS_EDIT",
 			`Error: old_string matched 2 times in "%p"; provide a more specific old_string or set replace_all to true`},
 		{"empty old", read, args{"old_string": "", "new_string": "x"}, "FS_INVALID_EDIT",
@@ -210,5 +210,34 @@ func TestWriteAtomicUnderConcurrentReader(t *testing.T) {
 		if msg, ok := <-bad; ok {
 			t.Fatalf("agent=%v: %s", withAgent, msg)
 		}
+	}
+}
+
+// TestEditTolerantMatchSaysSo: an edit matched tolerantly tells the model
+// how in its result, the card's title says it, and the card's diff is the
+// change applied (the file's indentation, not the model's).
+func TestEditTolerantMatchSaysSo(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.write("f.go", "func f() {\n\tif x {\n\t\ty()\n\t}\n}\n")
+	e.mustRun("read", args{"file_path": "f.go"})
+	editArgs := args{"file_path": "f.go", "old_string": "if x {\n    y()\n}", "new_string": "if x {\n    y()\n    z()\n}"}
+	r := e.mustRun("edit", editArgs)
+	if got, want := e.read("f.go"), "func f() {\n\tif x {\n\t\ty()\n\t\tz()\n\t}\n}\n"; got != want {
+		t.Fatalf("file %q, want %q", got, want)
+	}
+	if want := "The file " + p + " has been updated successfully. Note: old_string was not exact; it matched ignoring indentation, and new_string was adapted to the file. The diff shows what was applied."; r.Text() != want {
+		t.Errorf("text %q\nwant %q", r.Text(), want)
+	}
+	card, ok := e.scope.Get("edit").PresentResult(e.call("edit", editArgs).Args, r).(registry.DiffCard)
+	if !ok || card.Title != "Edit f.go (matched ignoring indentation)" || len(card.Diffs) != 1 {
+		t.Fatalf("card %#v", card)
+	}
+	if d := card.Diffs[0]; d.OldText == nil || !strings.Contains(d.NewText, "\t\tz()\n") || strings.Contains(d.NewText, "    z()") {
+		t.Errorf("the card's diff is not what was applied: %q -> %q", *d.OldText, d.NewText)
+	}
+	// An exact edit's card says nothing more.
+	r = e.mustRun("edit", args{"file_path": "f.go", "old_string": "z()", "new_string": "w()"})
+	if card := e.scope.Get("edit").PresentResult(e.call("edit", args{"file_path": "f.go", "old_string": "z()", "new_string": "w()"}).Args, r).(registry.DiffCard); card.Title != "Edit f.go" {
+		t.Errorf("exact edit's title %q", card.Title)
 	}
 }

@@ -54,7 +54,7 @@ func editPermission(c *registry.Call, path string) *registry.Permission {
 	if p := outsidePermission(c, path, "edit"); p != nil {
 		return p
 	}
-	return &registry.Permission{Reason: "edit " + path, Key: "edit:" + c.Cwd, Subject: "edits in this workspace"}
+	return &registry.Permission{Reason: "edit " + path, Key: "edit:" + c.Cwd, Subject: "edits in this workspace", Rule: "Edit(./**)"}
 }
 
 func runWrite(ctx context.Context, c *registry.Call, in writeArgs) (changeOut, error) {

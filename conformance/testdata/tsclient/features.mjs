@@ -116,6 +116,70 @@ const scenarios = {
       await call(ctx, "load", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
     });
   },
+
+  // $/cancel_request on a running prompt, then on a load as it starts.
+  async cancelRequest() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      const sid = s.sessionId;
+      const ac = new AbortController();
+      const prompt = call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) }, { cancellationSignal: ac.signal });
+      await control("wait", "first-request");
+      ac.abort();
+      await prompt;
+      await call(ctx, "again", "session/prompt", { sessionId: sid, prompt: text("again after cancel") });
+      const al = new AbortController();
+      const load = call(ctx, "load", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] }, { cancellationSignal: al.signal });
+      al.abort();
+      await load;
+      mark("reload", sid);
+      await call(ctx, "reload", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
+    });
+  },
+
+  // Boolean config options: listed, toggled, and acted on (show_thoughts
+  // off hides the reasoning), only for a client that takes them.
+  async booleans() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      const sid = s.sessionId;
+      if (scenario.toggle) {
+        await call(ctx, "set", "session/set_config_option", { sessionId: sid, configId: "show_thoughts", type: "boolean", value: false });
+      } else {
+        await call(ctx, "set", "session/set_config_option", { sessionId: sid, configId: "mode", value: "plan" });
+      }
+      await call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) });
+    });
+  },
+
+  // Rename and archive a session, then again after a restart: both
+  // survive it, the archived session is out of the default list and
+  // loads as before.
+  async titles() {
+    let sid;
+    await bridge(async (ctx) => {
+      const init0 = await init(ctx);
+      seen.responses.caps0 = init0?.agentCapabilities?.sessionCapabilities ?? {};
+      const s = await newSession(ctx);
+      sid = s.sessionId;
+      await call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) });
+      await call(ctx, "setTitle", "session/set_title", { sessionId: sid, title: scenario.title });
+      await call(ctx, "archive", "session/archive", { sessionId: sid });
+      await call(ctx, "list0", "session/list", {});
+      await call(ctx, "listAll0", "session/list", { archived: "include" });
+    });
+    await bridge(async (ctx) => {
+      await init(ctx);
+      await call(ctx, "list1", "session/list", {});
+      await call(ctx, "listOnly1", "session/list", { archived: "only" });
+      mark("load", sid);
+      await call(ctx, "load", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
+      await call(ctx, "unarchive", "session/unarchive", { sessionId: sid });
+      await call(ctx, "list2", "session/list", {});
+    });
+  },
 };
 
 try {

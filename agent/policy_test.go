@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/rules"
+	"github.com/acp-bridge/acp-bridge/settings"
+	"github.com/acp-bridge/acp-bridge/tools/bash"
+)
+
+// The user's rules against the permission modes, in memory: what asks,
+// what runs, and what the model reads.
+func TestRulesAcrossModes(t *testing.T) {
+	if _, err := bash.Find(); err != nil {
+		t.Skip(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		mode    string
+		perms   settings.Permissions
+		command string
+		asks    int
+		want    string // in what the model reads
+	}{
+		{"deny in bypass", ModeBypass, settings.Permissions{Deny: []string{"Bash(rm -rf:*)"}}, "rm -rf x", 0, "deny rule `Bash(rm -rf:*)` (user, config.yaml) refuses it"},
+		{"deny in plan names the rule", ModePlan, settings.Permissions{Deny: []string{"Bash(rm -rf:*)"}}, "rm -rf x", 0, "deny rule `Bash(rm -rf:*)`"},
+		{"deny beats allow", ModeAsk, settings.Permissions{Deny: []string{"Bash(rm -rf:*)"}, Allow: []string{"Bash(rm:*)"}}, "rm -rf x", 0, "deny rule"},
+		{"allow answers the tool's ask", ModeAsk, settings.Permissions{Allow: []string{"Bash(echo:*)"}}, "echo hi", 0, "hi"},
+		{"allow does not open plan mode", ModePlan, settings.Permissions{Allow: []string{"Bash(echo:*)"}}, "echo hi", 0, "plan mode"},
+		{"allow covers each command", ModeAsk, settings.Permissions{Allow: []string{"Bash(echo:*)"}}, "echo hi; touch x", 1, "hi"},
+		{"ask asks in bypass", ModeBypass, settings.Permissions{Ask: []string{"Bash(echo:*)"}}, "echo hi", 1, "hi"},
+		{"ask beats allow", ModeAsk, settings.Permissions{Ask: []string{"Bash(echo hi)"}, Allow: []string{"Bash(echo:*)"}}, "echo hi", 1, "hi"},
+		{"no rule: the mode", ModeAsk, settings.Permissions{}, "echo hi", 1, "hi"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pol, errs := settings.Section{Permissions: tc.perms}.Compile(rules.Source{Kind: "user", Path: "config.yaml"}, "")
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			reg := registry.New()
+			bash.Register(reg)
+			m := &recorder{p: scriptOf(t,
+				[]map[string]any{toolCallPart(t, "call_1", "bash", map[string]any{"command": tc.command})},
+				[]map[string]any{{"text": "done"}},
+			)}
+			e := newEditor(t, Options{Registry: reg, Model: m, PermissionMode: tc.mode, Policy: pol})
+			var asked atomic.Int32
+			e.permission = func(*acp.RequestPermissionRequest) acp.RequestPermissionResponse {
+				asked.Add(1)
+				return acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: "allow-once"}}
+			}
+			if _, err := e.prompt(e.newSession(t.TempDir()), "go"); err != nil {
+				t.Fatal(err)
+			}
+			if got := int(asked.Load()); got != tc.asks {
+				t.Errorf("asked %d times, want %d", got, tc.asks)
+			}
+			reqs := m.requests()
+			var read string
+			for _, msg := range reqs[len(reqs)-1].Messages {
+				if msg.Role == model.RoleTool {
+					read = msg.Content
+				}
+			}
+			if !strings.Contains(read, tc.want) {
+				t.Errorf("the model read %q, want %q in it", read, tc.want)
+			}
+		})
+	}
+}

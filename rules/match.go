@@ -1,0 +1,241 @@
+package rules
+
+import (
+	"encoding/json"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Target is what rules look at in one call.
+type Target struct {
+	Tool    string   // the call's tool name
+	Command string   // bash: the command line
+	Paths   []string // file tools: the absolute path, and where its symlinks lead when that differs
+}
+
+// TargetOf reads the parts of a call that rules match: the command of a
+// bash call, the path of a file tool's call (relative paths resolved
+// against cwd; a search without a path searches cwd). Arguments that do not
+// decode leave the target with the tool name only.
+func TargetOf(tool string, args json.RawMessage, cwd string) Target {
+	t := Target{Tool: tool}
+	var a struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+		Path     string `json:"path"`
+	}
+	_ = json.Unmarshal(args, &a)
+	switch tool {
+	case "bash":
+		t.Command = a.Command
+	case "read", "write", "edit":
+		t.Paths = paths(cwd, a.FilePath)
+	case "glob", "grep":
+		t.Paths = paths(cwd, a.Path)
+	}
+	return t
+}
+
+func paths(cwd, p string) []string {
+	if p == "" {
+		p = cwd
+	} else if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	p = filepath.Clean(p)
+	out := []string{p}
+	if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+		out = append(out, real)
+	} else if err != nil {
+		// A file not there yet (a write): its directory may still be a link.
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil && dir != filepath.Dir(p) {
+			out = append(out, filepath.Join(dir, filepath.Base(p)))
+		}
+	}
+	return out
+}
+
+// Set is the rules in effect for a session, in no particular order: deny
+// wins over ask, ask over allow, whatever the order or source.
+type Set []Rule
+
+// Decide finds the rule that decides t: a deny rule that matches, else an
+// ask rule, else an allow rule (for a command line, one that covers every
+// command in it). ok is false when no rule speaks.
+func (s Set) Decide(t Target) (r Rule, ok bool) {
+	for _, e := range []Effect{Deny, Ask} {
+		for _, r := range s {
+			if r.Effect == e && r.matches(t, false) {
+				return r, true
+			}
+		}
+	}
+	return s.allowed(t)
+}
+
+// allowed finds the allow rule for t. A command line is allowed only when
+// it is plain commands joined by ;, &&, || or | and each is allowed by some
+// rule: allowing `go test` never allows `go test && rm -rf ~`.
+func (s Set) allowed(t Target) (Rule, bool) {
+	if t.Tool == "bash" && t.Command != "" {
+		cmds, ok := plainCommands(t.Command)
+		if !ok {
+			// A substitution, redirection or background job: an allow
+			// rule that names the whole tool still covers it.
+			for _, r := range s {
+				if r.Effect == Allow && r.tool == "bash" && !r.has {
+					return r, true
+				}
+			}
+			return Rule{}, false
+		}
+		var first Rule
+		for i, c := range cmds {
+			found := false
+			for _, r := range s {
+				if r.Effect == Allow && r.matchesCommand(c, true) {
+					if i == 0 {
+						first = r
+					}
+					found = true
+					break
+				}
+			}
+			if !found {
+				return Rule{}, false
+			}
+		}
+		return first, true
+	}
+	for _, r := range s {
+		if r.Effect == Allow && r.matches(t, true) {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// matches reports whether r speaks about t. exact is for allow rules:
+// a command must be the pattern, where a deny or ask rule matches the
+// pattern anywhere in the command line (see matchesCommand).
+func (r Rule) matches(t Target, exact bool) bool {
+	if !r.coversTool(t.Tool) {
+		return false
+	}
+	if !r.has {
+		return true
+	}
+	switch {
+	case r.cmd != nil:
+		if exact {
+			return r.matchesCommand(t.Command, true)
+		}
+		for _, c := range anyCommands(t.Command) {
+			if r.matchesCommand(c, false) {
+				return true
+			}
+		}
+		return false
+	default:
+		for _, p := range t.Paths {
+			if r.matchesPath(p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// coversTool: tool names compare case-insensitively; Read also covers the
+// searches (glob, grep), Edit also covers write, and mcp__server (or
+// mcp__server__*) every tool of that server.
+func (r Rule) coversTool(tool string) bool {
+	tool = strings.ToLower(tool)
+	switch {
+	case r.tool == tool:
+		return true
+	case r.tool == "read":
+		return tool == "glob" || tool == "grep"
+	case r.tool == "edit":
+		return tool == "write"
+	case strings.HasPrefix(r.tool, "mcp__"):
+		server := strings.TrimSuffix(strings.TrimSuffix(r.tool, "*"), "__")
+		return strings.Count(server, "__") == 1 && strings.HasPrefix(tool, server+"__")
+	}
+	return false
+}
+
+// matchesCommand matches one command. exact: from its first word, as an
+// allow rule must; otherwise the pattern may start at any word, so a deny
+// rule for `rm -rf` also refuses `sudo rm -rf /` and `xargs rm -rf`.
+func (r Rule) matchesCommand(c string, exact bool) bool {
+	if r.tool != "bash" {
+		return false
+	}
+	if r.cmd == nil {
+		return true
+	}
+	c = collapse(c)
+	if exact {
+		return r.cmd.MatchString(c)
+	}
+	words := strings.Fields(c)
+	for i := range words {
+		if r.cmd.MatchString(strings.Join(words[i:], " ")) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesPath matches an absolute path. A pattern with no slash matches
+// the file's name in any directory (like .gitignore); one starting with /
+// is absolute, with ~/ in the home directory, any other relative to the
+// rule's root. ** matches any number of directories.
+func (r Rule) matchesPath(p string) bool {
+	pat := filepath.ToSlash(r.arg)
+	p = filepath.ToSlash(p)
+	if !strings.Contains(pat, "/") {
+		ok, _ := path.Match(pat, path.Base(p))
+		return ok
+	}
+	switch {
+	case strings.HasPrefix(pat, "~/"):
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return false
+		}
+		pat = path.Join(filepath.ToSlash(home), pat[2:])
+	case strings.HasPrefix(pat, "/"):
+	default:
+		if r.Root == "" {
+			return false
+		}
+		pat = path.Join(filepath.ToSlash(r.Root), pat)
+	}
+	return globMatch(strings.Split(strings.TrimPrefix(pat, "/"), "/"), strings.Split(strings.TrimPrefix(p, "/"), "/"))
+}
+
+// globMatch matches path segments, ** standing for any number of them.
+func globMatch(pat, segs []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for i := len(segs); i >= 0; i-- {
+				if globMatch(pat[1:], segs[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], segs[0]); !ok {
+			return false
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}

@@ -1,0 +1,157 @@
+// Package rules is the permission rules users write: which tool calls are
+// allowed, denied or asked about, by tool and argument pattern. It parses
+// the rule strings (`Bash(npm run test:*)`, `Read(./.env)`,
+// `mcp__github__create_issue`) and decides a call against a set of them.
+// It knows the argument names of the reference tools (bash's command, the
+// file tools' paths) and nothing of where rules come from or what the
+// decision does: the agent puts a deny in front of every call as a guard,
+// an ask into the permission prompt, an allow in place of the tool's own
+// approval request.
+package rules
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Effect is what a rule does to a call it matches.
+type Effect string
+
+const (
+	Allow Effect = "allow"
+	Deny  Effect = "deny"
+	Ask   Effect = "ask"
+)
+
+// Source is where a rule was written, shown with it (the /permissions list,
+// a refusal, a prompt).
+type Source struct {
+	// Kind is "user" (the user's config file), "project" (the repository's
+	// settings file) or "remembered" (an "always" answer in the editor).
+	Kind string
+	// Path is the file the rule is kept in.
+	Path string
+}
+
+func (s Source) String() string {
+	if s.Path == "" {
+		return s.Kind
+	}
+	return s.Kind + ", " + s.Path
+}
+
+// Rule is one parsed rule.
+type Rule struct {
+	Effect Effect
+	// Text is the rule as written, e.g. `Bash(npm run test:*)`.
+	Text   string
+	Source Source
+	// Root anchors relative path patterns: the project a project or
+	// remembered rule belongs to, the session's workspace for a user rule.
+	Root string
+
+	tool string // lower-case tool name or family ("bash", "read", "edit", "mcp__github")
+	arg  string // the pattern inside the parentheses
+	has  bool   // the rule has a parenthesised pattern
+	cmd  *regexp.Regexp
+}
+
+// String names the rule and where it comes from, for messages.
+func (r Rule) String() string {
+	return fmt.Sprintf("%s rule `%s` (%s)", r.Effect, r.Text, r.Source)
+}
+
+// ruleText is Name or Name(pattern); the name is a tool name, a tool
+// family (Read, Edit) or an MCP server (mcp__server, mcp__server__*).
+var ruleText = regexp.MustCompile(`^([A-Za-z0-9_*-]+)(?:\((.*)\))?$`)
+
+// Parse reads one rule. The error says what is wrong in the user's terms.
+func Parse(effect Effect, text string, src Source) (Rule, error) {
+	switch effect {
+	case Allow, Deny, Ask:
+	default:
+		return Rule{}, fmt.Errorf("unknown rule effect %q (allow, deny or ask)", effect)
+	}
+	t := strings.TrimSpace(text)
+	m := ruleText.FindStringSubmatch(t)
+	if m == nil {
+		return Rule{}, fmt.Errorf("rule %q is not Tool or Tool(pattern), e.g. Bash(npm run test:*) or Read(./.env)", text)
+	}
+	r := Rule{Effect: effect, Text: t, Source: src, tool: strings.ToLower(m[1]), arg: strings.TrimSpace(m[2]), has: strings.HasSuffix(t, ")")}
+	if r.has && r.arg == "" {
+		return Rule{}, fmt.Errorf("rule %q has an empty pattern: leave out the parentheses to match every call of the tool", text)
+	}
+	if strings.HasSuffix(r.tool, "*") && !strings.HasPrefix(r.tool, "mcp__") {
+		return Rule{}, fmt.Errorf("rule %q: only an MCP server's tools take a wildcard (mcp__server__*)", text)
+	}
+	switch r.tool {
+	case "bash":
+		if r.has {
+			re, err := commandPattern(r.arg)
+			if err != nil {
+				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
+			}
+			r.cmd = re
+		}
+	case "read", "edit", "write", "glob", "grep":
+		if r.has {
+			if err := checkGlob(r.arg); err != nil {
+				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
+			}
+		}
+	default:
+		if r.has {
+			return Rule{}, fmt.Errorf("rule %q: only Bash and the file tools (Read, Edit, Write, Glob, Grep) take a pattern; name an MCP tool as mcp__server__tool", text)
+		}
+	}
+	return r, nil
+}
+
+// commandPattern compiles a command pattern: `prefix:*` matches the prefix
+// alone or followed by more words, `*` anywhere else matches any text, and
+// anything else matches the command exactly. Whitespace runs count as one
+// space.
+func commandPattern(p string) (*regexp.Regexp, error) {
+	p = collapse(p)
+	if p == "" {
+		return nil, fmt.Errorf("the command pattern is empty")
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	if prefix, ok := strings.CutSuffix(p, ":*"); ok {
+		if prefix == "" {
+			return nil, fmt.Errorf("`:*` needs a command before it")
+		}
+		b.WriteString(wild(prefix))
+		b.WriteString(`(?: .*)?$`)
+	} else {
+		b.WriteString(wild(p))
+		b.WriteString("$")
+	}
+	return regexp.Compile(b.String())
+}
+
+// wild quotes s for a regexp, with * matching any text.
+func wild(s string) string {
+	parts := strings.Split(s, "*")
+	for i := range parts {
+		parts[i] = regexp.QuoteMeta(parts[i])
+	}
+	return strings.Join(parts, ".*")
+}
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func checkGlob(p string) error {
+	for _, seg := range strings.Split(filepath.ToSlash(p), "/") {
+		if seg == "**" {
+			continue
+		}
+		if _, err := filepath.Match(seg, ""); err != nil {
+			return fmt.Errorf("bad path pattern %q", p)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,22 @@
+//go:build unix
+
+package settings
+
+import (
+	"os"
+	"syscall"
+)
+
+// lock takes an exclusive lock on path (created if need be), waiting for
+// another process that holds it.
+func lock(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}

@@ -1,0 +1,327 @@
+package match
+
+import (
+	"strings"
+
+	"github.com/acp-bridge/acp-bridge/diffs"
+)
+
+// replacement is the edit for a line match at line s: the file's lines
+// s..s+len(old)-1 (and the break after the last when old ended with one)
+// become new, adapted to the file.
+func (f *file) replacement(s int, old []string, oldTrailing bool, new []string, newTrailing bool, tol Tolerance) diffs.Edit {
+	last := s + len(old) - 1
+	e := diffs.Edit{Start: f.start[s], End: f.end[last]}
+	if oldTrailing {
+		e.End = f.next[last]
+	}
+	eol := lineEnding(f.content)
+	lines := adapt(old, f.text[s:last+1], new, f.unit(), tol)
+	e.New = strings.Join(lines, eol)
+	if newTrailing && len(new) > 0 {
+		e.New += eol
+	}
+	return e
+}
+
+// adapt writes new for the file: a line new keeps from old is the file's
+// line as it is; any other line takes the file's indentation for its
+// depth, and, after a match that read punctuation as ASCII, the file's
+// quotes and dashes.
+func adapt(old, got, new []string, fileUnit string, tol Tolerance) []string {
+	keep := align(old, new)
+	ind := newIndenter(old, got, new, fileUnit)
+	out := make([]string, len(new))
+	// The last kept line, in old and in new: a changed line k stands where
+	// old line prevOld+(k-prevNew) stood.
+	prevOld, prevNew := -1, -1
+	for k, l := range new {
+		if j := keep[k]; j >= 0 {
+			out[k], prevOld, prevNew = got[j], j, k
+			continue
+		}
+		if blank(l) {
+			out[k] = ""
+			continue
+		}
+		ws, body := indent(l)
+		if tol == Punctuation {
+			body = punctLike(body, old, got)
+		}
+		out[k] = ind.indent(ws, prevOld+k-prevNew) + body
+	}
+	return out
+}
+
+// align pairs each line of new with the line of old it keeps unchanged
+// (a longest common subsequence), or -1.
+func align(old, new []string) []int {
+	keep := make([]int, len(new))
+	for i := range keep {
+		keep[i] = -1
+	}
+	n, m := len(new), len(old)
+	if n == 0 || m == 0 {
+		return keep
+	}
+	if n*m > 1<<20 {
+		// Too large to align: pair equal lines at equal positions.
+		for i := 0; i < n && i < m; i++ {
+			if new[i] == old[i] {
+				keep[i] = i
+			}
+		}
+		return keep
+	}
+	// lcs[i][j]: the longest common subsequence of new[i:] and old[j:].
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if new[i] == old[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	for i, j := 0, 0; i < n && j < m; {
+		switch {
+		case new[i] == old[j]:
+			keep[i] = j
+			i++
+			j++
+		case lcs[i+1][j] >= lcs[i][j+1]:
+			i++
+		default:
+			j++
+		}
+	}
+	return keep
+}
+
+// indenter maps the model's indentation to the file's, learnt from the
+// matched lines: old line j's leading whitespace is the file's line j's.
+type indenter struct {
+	oldWS, gotWS []string
+	at           []int  // the old line each pair is from
+	model, file  string // one indentation step in each, "" when unknown
+	// shifted: every file line's indentation is the model's with add
+	// prepended, or with cut removed from its start.
+	shifted  bool
+	add, cut string
+}
+
+func newIndenter(old, got, new []string, fileUnit string) *indenter {
+	ind := &indenter{file: unitOf(got)}
+	if ind.file == "" {
+		ind.file = fileUnit
+	}
+	for j, l := range old {
+		if blank(l) {
+			continue
+		}
+		ws, _ := indent(l)
+		gws, _ := indent(got[j])
+		ind.oldWS = append(ind.oldWS, ws)
+		ind.gotWS = append(ind.gotWS, gws)
+		ind.at = append(ind.at, j)
+	}
+	ind.model = unitOf(append(append([]string(nil), old...), new...))
+	ind.shift()
+	return ind
+}
+
+// indent is the file's indentation for a changed line the model indented
+// with ws, near old line pos: the file's own where an old line had the
+// same (the nearest such), else the nearest shallower old line's plus the
+// extra depth in the file's steps.
+func (ind *indenter) indent(ws string, pos int) string {
+	if ind.shifted {
+		// The model's block is the file's moved by one amount: move the
+		// line by it too (aider's rule), whatever the steps look like.
+		if ind.add != "" {
+			return ind.add + ws
+		}
+		if strings.HasPrefix(ws, ind.cut) {
+			return ws[len(ind.cut):]
+		}
+	}
+	best, bestDist := -1, 0
+	for j, o := range ind.oldWS {
+		if o != ws {
+			continue
+		}
+		if d := abs(ind.at[j] - pos); best < 0 || d < bestDist {
+			best, bestDist = j, d
+		}
+	}
+	if best >= 0 {
+		return ind.gotWS[best]
+	}
+	base := -1
+	for j, o := range ind.oldWS {
+		if len(o) < len(ws) && strings.HasPrefix(ws, o) && (base < 0 || len(o) > len(ind.oldWS[base])) {
+			base = j
+		}
+	}
+	if base >= 0 {
+		return ind.gotWS[base] + ind.convert(ws[len(ind.oldWS[base]):])
+	}
+	// Shallower than every old line: as much shallower in the file.
+	deep := -1
+	for j, o := range ind.oldWS {
+		if strings.HasPrefix(o, ws) && (deep < 0 || len(o) < len(ind.oldWS[deep])) {
+			deep = j
+		}
+	}
+	if deep >= 0 {
+		less := ind.convert(ind.oldWS[deep][len(ws):])
+		if g := ind.gotWS[deep]; strings.HasSuffix(g, less) {
+			return g[:len(g)-len(less)]
+		}
+	}
+	return ind.convert(ws)
+}
+
+// convert writes whole steps of the model's indentation as the file's.
+func (ind *indenter) convert(ws string) string {
+	if ind.model == "" || ind.file == "" || ind.model == ind.file || len(ws)%len(ind.model) != 0 ||
+		strings.Repeat(ind.model, len(ws)/len(ind.model)) != ws {
+		return ws
+	}
+	return strings.Repeat(ind.file, len(ws)/len(ind.model))
+}
+
+// unitOf is one indentation step of lines: a tab when they indent with
+// tabs, else the greatest common divisor of their space indentations.
+func unitOf(lines []string) string {
+	g := 0
+	for _, l := range lines {
+		if blank(l) {
+			continue
+		}
+		ws, _ := indent(l)
+		if ws == "" {
+			continue
+		}
+		if ws[0] == '\t' {
+			return "\t"
+		}
+		if strings.Trim(ws, " ") == "" {
+			g = gcd(g, len(ws))
+		}
+	}
+	if g == 0 || g > 8 {
+		return ""
+	}
+	return strings.Repeat(" ", g)
+}
+
+// unit is the file's indentation step, for a match whose own lines do not
+// show one.
+func (f *file) unit() string { return unitOf(f.text) }
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// punctLike gives a changed line the file's punctuation where the model
+// normalised it: when the matched lines use typographic quotes (or
+// dashes) where old had ASCII, the line's ASCII ones become the file's
+// style; when old had typographic ones where the file has ASCII, the
+// line's become ASCII.
+func punctLike(body string, old, got []string) string {
+	o, g := strings.Join(old, "\n"), strings.Join(got, "\n")
+	fileCurly2 := strings.ContainsAny(g, "\u201C\u201D") && !strings.Contains(g, `"`)
+	fileCurly1 := strings.ContainsAny(g, "\u2018\u2019") && !strings.Contains(g, `'`)
+	modelCurly := strings.ContainsAny(o, "\u201C\u201D\u2018\u2019")
+	modelDash := strings.ContainsAny(o, "\u2013\u2014")
+	// The file's one dash, where old wrote ASCII and the matched lines
+	// have no ASCII hyphen (code's minus signs keep this off).
+	var fileDash rune
+	if !modelDash && !strings.Contains(g, "-") {
+		en, em := strings.ContainsRune(g, '\u2013'), strings.ContainsRune(g, '\u2014')
+		switch {
+		case en && !em:
+			fileDash = '\u2013'
+		case em && !en:
+			fileDash = '\u2014'
+		}
+	}
+	var b strings.Builder
+	prev := ' '
+	for _, r := range body {
+		switch {
+		case r == '"' && fileCurly2 && !modelCurly:
+			r = curly(prev, '\u201C', '\u201D')
+		case r == '\'' && fileCurly1 && !modelCurly:
+			r = curly(prev, '\u2018', '\u2019')
+		case (r == '\u201C' || r == '\u201D') && modelCurly && !strings.ContainsAny(g, "\u201C\u201D"):
+			r = '"'
+		case (r == '\u2018' || r == '\u2019') && modelCurly && !strings.ContainsAny(g, "\u2018\u2019"):
+			r = '\''
+		case (r == '\u2013' || r == '\u2014') && modelDash && !strings.ContainsRune(g, r):
+			r = '-'
+		case r == '-' && fileDash != 0:
+			r = fileDash
+		}
+		b.WriteRune(r)
+		prev = r
+	}
+	return b.String()
+}
+
+// curly picks the opening quote after a space or an opening bracket, the
+// closing one elsewhere.
+func curly(prev rune, open, close rune) rune {
+	switch prev {
+	case ' ', '\t', '(', '[', '{', '<':
+		return open
+	}
+	return close
+}
+
+// shift finds whether the file's indentation is the model's moved by one
+// constant amount (added or removed at the start) on every matched line.
+func (ind *indenter) shift() {
+	if len(ind.oldWS) == 0 {
+		return
+	}
+	add, cut := true, true
+	o0, g0 := ind.oldWS[0], ind.gotWS[0]
+	var a, c string
+	if strings.HasSuffix(g0, o0) {
+		a = g0[:len(g0)-len(o0)]
+	} else {
+		add = false
+	}
+	if strings.HasSuffix(o0, g0) {
+		c = o0[:len(o0)-len(g0)]
+	} else {
+		cut = false
+	}
+	for j, o := range ind.oldWS {
+		g := ind.gotWS[j]
+		add = add && g == a+o
+		cut = cut && o == c+g
+	}
+	switch {
+	case add && a != "":
+		ind.shifted, ind.add = true, a
+	case cut && c != "":
+		ind.shifted, ind.cut = true, c
+	}
+}

@@ -64,6 +64,12 @@ type ConfigOptionSetter interface {
 	SetSessionConfigOption(ctx context.Context, req *SetConfigOptionRequest) (*SetConfigOptionResponse, error)
 }
 
+// ModelSetter serves session/set_model (removed from the schema; see
+// MethodSessionSetModel).
+type ModelSetter interface {
+	SetSessionModel(ctx context.Context, req *SetModelRequest) (*SetConfigOptionResponse, error)
+}
+
 type LoggerOuter interface {
 	Logout(ctx context.Context, req *LogoutRequest) (*LogoutResponse, error)
 }

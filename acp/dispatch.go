@@ -62,6 +62,9 @@ var methods = map[string]method{
 	MethodSessionSetConfigOption: optional(func(a ConfigOptionSetter) func(context.Context, *SetConfigOptionRequest) (*SetConfigOptionResponse, error) {
 		return a.SetSessionConfigOption
 	}, "sessionId", "configId", "value"),
+	MethodSessionSetModel: optional(func(a ModelSetter) func(context.Context, *SetModelRequest) (*SetConfigOptionResponse, error) {
+		return a.SetSessionModel
+	}, "sessionId", "modelId"),
 	MethodSessionSteering: optional(func(a SessionSteerer) func(context.Context, *SteeringRequest) (*SteeringResponse, error) {
 		return a.Steer
 	}, "sessionId", "prompt"),

@@ -401,6 +401,14 @@ type SetModeRequest struct {
 	Meta      Meta   `json:"_meta,omitempty"`
 }
 
+// SetModelRequest is session/set_model's params (the unstable schema's
+// shape before the method was removed).
+type SetModelRequest struct {
+	SessionID string `json:"sessionId"`
+	ModelID   string `json:"modelId"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
 type SetConfigOptionRequest struct {
 	SessionID string          `json:"sessionId"`
 	ConfigID  string          `json:"configId"`

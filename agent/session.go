@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/compact"
+	"github.com/acp-bridge/acp-bridge/internal/jobs"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/mcpclient"
 	"github.com/acp-bridge/acp-bridge/model"
@@ -35,6 +36,7 @@ type conversation struct {
 	scope     *registry.Scope
 	pipe      *pipeline.Pipeline
 	files     *Files        // tools' file access and read-tracking (files.go)
+	jobs      *jobs.Table   // background commands, ended by close (jobs.go)
 	perm      *permissions  // approval requests and "always" answers (permission.go)
 	code      *codeMode     // tools mode and run_code (codemode.go)
 	ctl       *controls     // mode, model, tools mode, effort (modes.go)
@@ -71,6 +73,9 @@ type conversation struct {
 	running bool
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
+	// queued are the prompts that arrived while a turn ran, in order; each
+	// is handed the turn when the one before ends (prompt).
+	queued []*queuedPrompt
 
 	announced *announcer  // the command catalog, before the first turn (commands.go)
 	mcp       *mcpServers // the editor's MCP servers (mcp.go)
@@ -84,6 +89,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
+	s.jobs = jobs.New(jobEvents{emit: s.emit})
 	s.perm = &permissions{id: id, client: a.client, log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()
@@ -229,13 +235,72 @@ func (s *conversation) status(ctx context.Context, n session.Notice) {
 	s.emit(ctx, session.New(n))
 }
 
-// cancel stops the running turn, if any. It never blocks.
+// queuedPrompt is a prompt waiting for the running turn to end. Its
+// channel is closed with the turn handed over (running stays true for it),
+// or with cancelled set when session/cancel came first.
+type queuedPrompt struct {
+	ready     chan struct{}
+	cancelled bool
+}
+
+// cancel stops the running turn, if any, and the prompts queued behind
+// it: the user stopped what the agent was doing. It never blocks.
 func (s *conversation) cancel() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stop != nil {
 		s.stop(context.Canceled)
 	}
+	for _, q := range s.queued {
+		q.cancelled = true
+		close(q.ready)
+	}
+	s.queued = nil
+}
+
+// await waits, when a turn runs, until it is this prompt's turn: a client
+// may send a prompt while one runs (codecompanion queues the user's next
+// message, the AI SDK provider calls again), and it is answered when its
+// own turn ends. It returns with s.mu held and the turn this prompt's, or
+// false (s.mu not held) when the prompt was cancelled before it ran.
+func (s *conversation) await(ctx context.Context) bool {
+	s.mu.Lock()
+	if !s.running {
+		return true
+	}
+	q := &queuedPrompt{ready: make(chan struct{})}
+	s.queued = append(s.queued, q)
+	s.mu.Unlock()
+	select {
+	case <-q.ready:
+	case <-ctx.Done():
+		s.mu.Lock()
+		if i := slices.Index(s.queued, q); i >= 0 {
+			s.queued = slices.Delete(s.queued, i, i+1)
+			s.mu.Unlock()
+			return false
+		}
+		s.mu.Unlock()
+		<-q.ready // handed over (or cancelled) meanwhile: take it to pass it on
+	}
+	s.mu.Lock()
+	if q.cancelled {
+		s.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// handOver ends the running turn: the next queued prompt gets it, or the
+// session is idle. s.mu is held.
+func (s *conversation) handOver() {
+	if len(s.queued) == 0 {
+		s.running = false
+		return
+	}
+	next := s.queued[0]
+	s.queued = s.queued[1:]
+	close(next.ready) // running stays true: the turn is next's
 }
 
 // close ends the session, for session/close, session/delete and shutdown
@@ -244,18 +309,25 @@ func (s *conversation) cancel() {
 // tools the editor is gone (no grace periods).
 func (s *conversation) close(cause error) {
 	s.stopTurn(cause)
+	s.jobs.Close() // before the log closes: their ends are logged
 	s.mcp.stop()
 	if err := s.log.Close(); err != nil {
 		s.a.log.Info("closing the session log failed", "session", s.id, "err", err) // the failure the user was told of (record)
 	}
 }
 
-// stopTurn cancels the running turn with cause and waits for it to finish.
+// stopTurn cancels the running turn with cause, and the prompts queued
+// behind it, and waits for the turn to finish.
 func (s *conversation) stopTurn(cause error) {
 	s.mu.Lock()
 	if s.stop != nil {
 		s.stop(cause)
 	}
+	for _, q := range s.queued {
+		q.cancelled = true
+		close(q.ready)
+	}
+	s.queued = nil
 	done := s.done
 	s.mu.Unlock()
 	if done != nil {
@@ -272,10 +344,8 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		return "", nil, err
 	}
 	s.announced.wait(ctx)
-	s.mu.Lock()
-	if s.running {
-		s.mu.Unlock()
-		return "", nil, acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
+	if !s.await(ctx) {
+		return acp.StopCancelled, nil, nil
 	}
 	// The turn ends when the request does ($/cancel_request, the connection
 	// closing) or on session/cancel; the cause says which, so tools know
@@ -289,9 +359,10 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	s.meter.startTurn()
 	defer func() {
 		s.mu.Lock()
-		s.running, s.stop = false, nil
+		s.stop = nil
 		close(s.done)
 		s.done = nil
+		s.handOver()
 		s.mu.Unlock()
 		stop(context.Canceled)
 	}()
@@ -468,7 +539,7 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
 	calls := make([]*registry.Call, len(tcs))
 	for i, tc := range tcs {
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: registry.ArgsJSON(tc.Arguments), Cwd: s.cwd, Roots: s.roots, Files: s.files}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: registry.ArgsJSON(tc.Arguments), Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

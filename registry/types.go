@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/acp-bridge/acp-bridge/internal/jobs"
 )
 
 // Content is one model-facing content block of a tool result.
@@ -97,6 +99,10 @@ type Call struct {
 	Roots  []string        // cwd plus additional directories
 	Files  Files           // nil: use the disk
 	Output func([]byte)    // live output (bash); nil when nobody listens
+	// Jobs is the session's background work (commands run in the
+	// background), which outlives the call and ends with the session;
+	// nil where there is none.
+	Jobs *jobs.Table
 
 	// input is Args decoded by the tool (Def.Input): made once, read by
 	// every stage after.

@@ -20,11 +20,14 @@ type Info struct {
 	Created               time.Time // from the header
 	Updated               time.Time // time of the last event (Created when there is none)
 	Events                int
+	Prompts               int  // user messages: none means the chat was opened and never used
 	Archived              bool // the last session/archive event archived it
 }
 
-// List sums up every stored session that has at least one event, most
-// recently updated first. A log that cannot be read is left out and logged,
+// List sums up every stored session that was used (a prompt, or a title
+// given), most recently updated first. A session opened and never prompted
+// (a client may open one per chat window) is left out, so the picker is not
+// filled with bare untitled ids; it is still stored and loads. A log that cannot be read is left out and logged,
 // never fatal: one bad file must not hide the others. Summaries are cached
 // per file while its size and modification time stay the same, so listing
 // again reads only the logs that changed.
@@ -49,7 +52,7 @@ func (st *Store) List() ([]Info, error) {
 		if err != nil {
 			continue
 		}
-		if info.Events > 0 {
+		if info.Prompts > 0 || info.Title != "" {
 			out = append(out, info)
 		}
 	}
@@ -126,11 +129,11 @@ func Summarize(h Header, evs []Event) Info {
 		}
 	}
 	for _, ev := range evs {
-		if info.Title != "" {
-			break
-		}
 		if m, ok := ev.Payload.(UserMessage); ok {
-			info.Title = TitleFrom(m.Text)
+			info.Prompts++
+			if info.Title == "" {
+				info.Title = TitleFrom(m.Text)
+			}
 		}
 	}
 	return info

@@ -182,6 +182,8 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	reg.Logger = logger
 	fs.Register(reg)
 	registry.MustAdd(reg, bash.Tool(&bash.Options{SpillDir: cfg.spillDir}))
+	registry.MustAdd(reg, bash.JobOutputTool())
+	registry.MustAdd(reg, bash.JobStopTool())
 	todo.Register(reg)
 	models, def, err := cfg.modelChoices()
 	if err != nil {

@@ -335,6 +335,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
 	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last
 	s.mu.Unlock()
+	s.log.SetBusy(true) // a process that would take the session over waits (handover.go)
 	s.meter.startTurn()
 	defer func() {
 		s.mu.Lock()
@@ -342,7 +343,11 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		close(s.done)
 		s.done = nil
 		s.handOver()
+		idle := !s.running
 		s.mu.Unlock()
+		if idle {
+			s.log.SetBusy(false)
+		}
 		stop(context.Canceled)
 	}()
 

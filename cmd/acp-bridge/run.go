@@ -159,6 +159,10 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 		return ag
 	}, in, stdout, closer, &acp.Options{Logger: logger})
 	close(ready)
+	// Another process (another chat of the same client) resuming a session
+	// this one holds asks for it: an idle one is handed over.
+	stopHandOver := watchHandOver(ag.HandOverRequested)
+	defer stopHandOver()
 	logger.Info("serving ACP on stdio", "version", opts.Version)
 	select {
 	case <-conn.Done():

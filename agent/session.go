@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/compact"
+	"github.com/acp-bridge/acp-bridge/internal/jobs"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -34,6 +35,7 @@ type conversation struct {
 	scope     *registry.Scope
 	pipe      *pipeline.Pipeline
 	files     *Files        // tools' file access and read-tracking (files.go)
+	jobs      *jobs.Table   // background commands, ended by close (jobs.go)
 	perm      *permissions  // approval requests and "always" answers (permission.go)
 	code      *codeMode     // tools mode and run_code (codemode.go)
 	ctl       *controls     // mode, model, tools mode, effort (modes.go)
@@ -72,6 +74,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
+	s.jobs = jobs.New(jobEvents{emit: s.emit})
 	s.perm = &permissions{id: id, client: a.client, log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()
@@ -111,7 +114,8 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.calls = newCallRecorder(s.emit)
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
-		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
+		noticed: func(n session.Notice) { s.status(context.Background(), n) },
+		elicit:  s.elicit, elicitURL: caps.ElicitationMode("url"), complete: s.elicitationDone}
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
 	a.mu.Lock()
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
@@ -289,6 +293,7 @@ func (s *conversation) handOver() {
 // tools the editor is gone (no grace periods).
 func (s *conversation) close(cause error) {
 	s.stopTurn(cause)
+	s.jobs.Close() // before the log closes: their ends are logged
 	s.mcp.stop()
 	if err := s.log.Close(); err != nil {
 		s.a.log.Info("closing the session log failed", "session", s.id, "err", err) // the failure the user was told of (record)
@@ -452,9 +457,12 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 		for i := range calls {
 			calls[i].ID = cards[i] // the editor's cards and the tool events use the session-unique ids
 		}
-		s.runTools(ctx, calls)
+		results := s.runTools(ctx, calls)
 		if ctx.Err() != nil {
 			return acp.StopCancelled, nil
+		}
+		if slices.ContainsFunc(results, func(r registry.Result) bool { return r.EndTurn }) {
+			return acp.StopEndTurn, nil // a question waits for the user's next message (tools/question)
 		}
 		if finish == model.FinishLength {
 			return acp.StopMaxTokens, nil
@@ -529,7 +537,8 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 			// stays valid and validation fails the call as INVALID_ARGS.
 			args, _ = json.Marshal(string(args))
 		}
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs,
+			Ask: s.askerFor(tc.ID)}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

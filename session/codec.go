@@ -94,6 +94,8 @@ var decoders = map[string]func([]byte) (Payload, error){
 	TypeCompactionChunk:  decode[CompactionChunk],
 	TypePrune:            decode[Prune],
 	TypeClientPrompt:     decode[ClientPrompt],
+	TypeJobStart:         decode[JobStart],
+	TypeJobEnd:           decode[JobEnd],
 }
 
 func decode[T Payload](data []byte) (Payload, error) {

@@ -141,7 +141,9 @@ type TurnEnd struct {
 }
 
 // Transient reports whether events of this type are never persisted.
-func Transient(typ string) bool { return typ == TypeToolOutput || typ == TypeCommands }
+func Transient(typ string) bool {
+	return typ == TypeToolOutput || typ == TypeCommands || typ == TypeJobOutput
+}
 
 // Log is a session's append-only event log, in memory.
 type Log struct {

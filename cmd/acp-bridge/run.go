@@ -23,6 +23,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/settings"
 	"github.com/acp-bridge/acp-bridge/tools/bash"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
+	"github.com/acp-bridge/acp-bridge/tools/question"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
 )
 
@@ -182,7 +183,10 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	reg := registry.New()
 	fs.Register(reg)
 	registry.MustAdd(reg, bash.Tool(&bash.Options{SpillDir: cfg.spillDir}))
+	registry.MustAdd(reg, bash.JobOutputTool())
+	registry.MustAdd(reg, bash.JobStopTool())
 	todo.Register(reg)
+	question.Register(reg)
 	models, def, err := cfg.modelChoices()
 	if err != nil {
 		return agent.Options{}, err

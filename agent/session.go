@@ -128,7 +128,8 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	}}
 	s.calls = newCallRecorder(s.emit)
 	s.mcp = newMCPServers(&mcpclient.Servers{Scope: s.scope, Log: a.log.With("session", id),
-		ClientName: a.o.Name, ClientVersion: a.o.Version, Bound: a.o.MCPStartTimeout}, s.cwd,
+		ClientName: a.o.Name, ClientVersion: a.o.Version, Bound: a.o.MCPStartTimeout,
+		Elicit: s.elicit, ElicitURL: caps.ElicitationMode("url"), ElicitComplete: s.elicitationDone}, s.cwd,
 		func(n session.Notice) { s.status(context.Background(), n) })
 	a.mu.Lock()
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
@@ -356,6 +357,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
 	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last
 	s.mu.Unlock()
+	s.log.SetBusy(true) // a process that would take the session over waits (handover.go)
 	s.meter.startTurn()
 	defer func() {
 		s.mu.Lock()
@@ -363,7 +365,11 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		close(s.done)
 		s.done = nil
 		s.handOver()
+		idle := !s.running
 		s.mu.Unlock()
+		if idle {
+			s.log.SetBusy(false)
+		}
 		stop(context.Canceled)
 	}()
 
@@ -468,9 +474,12 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 		for i := range calls {
 			calls[i].ID = cards[i] // the editor's cards and the tool events use the session-unique ids
 		}
-		s.runTools(ctx, calls)
+		results := s.runTools(ctx, calls)
 		if ctx.Err() != nil {
 			return acp.StopCancelled, nil
+		}
+		if slices.ContainsFunc(results, func(r registry.Result) bool { return r.EndTurn }) {
+			return acp.StopEndTurn, nil // a question waits for the user's next message (tools/question)
 		}
 		if finish == model.FinishLength {
 			return acp.StopMaxTokens, nil
@@ -539,7 +548,8 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
 	calls := make([]*registry.Call, len(tcs))
 	for i, tc := range tcs {
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: registry.ArgsJSON(tc.Arguments), Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: registry.ArgsJSON(tc.Arguments), Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs,
+			Ask: s.askerFor(tc.ID)}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

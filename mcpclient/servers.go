@@ -23,6 +23,11 @@ type Servers struct {
 	ClientVersion string        // as the servers see this client
 	Bound         time.Duration // how long Start waits; 0: DefaultStartTimeout
 	Notify        func(n Notice)
+	// Elicit asks the user what a server asks; ElicitURL: the editor takes
+	// URL elicitations, ElicitComplete says one is done (Options).
+	Elicit         func(ctx context.Context, e Elicitation) (ElicitAnswer, error)
+	ElicitURL      bool
+	ElicitComplete func(id string)
 
 	mu      sync.Mutex
 	servers map[string]*server // by the editor's name
@@ -175,6 +180,9 @@ func (m *Servers) run(ctx context.Context, srv *server) {
 		ClientVersion:  m.ClientVersion,
 		OnToolsChanged: func(c *Conn) { m.tools(srv, c, true) },
 		OnExit:         func(_ *Conn, err error) { m.exited(srv, err) },
+		Elicit:         m.Elicit,
+		ElicitURL:      m.ElicitURL,
+		ElicitComplete: m.ElicitComplete,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -33,6 +33,17 @@ type SessionSteerer interface {
 	Steer(ctx context.Context, req *SteeringRequest) (*SteeringResponse, error)
 }
 
+// SessionTitler serves session/set_title (unstable).
+type SessionTitler interface {
+	SetSessionTitle(ctx context.Context, req *SetSessionTitleRequest) (*SetSessionTitleResponse, error)
+}
+
+// SessionArchiver serves session/archive and session/unarchive (unstable).
+type SessionArchiver interface {
+	ArchiveSession(ctx context.Context, req *ArchiveSessionRequest) (*EmptyResponse, error)
+	UnarchiveSession(ctx context.Context, req *ArchiveSessionRequest) (*EmptyResponse, error)
+}
+
 type SessionLister interface {
 	ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error)
 }
@@ -53,8 +64,21 @@ type ConfigOptionSetter interface {
 	SetSessionConfigOption(ctx context.Context, req *SetConfigOptionRequest) (*SetConfigOptionResponse, error)
 }
 
+// ModelSetter serves session/set_model (removed from the schema; see
+// MethodSessionSetModel).
+type ModelSetter interface {
+	SetSessionModel(ctx context.Context, req *SetModelRequest) (*SetConfigOptionResponse, error)
+}
+
 type LoggerOuter interface {
 	Logout(ctx context.Context, req *LogoutRequest) (*LogoutResponse, error)
+}
+
+// Elicitor is the client's elicitation/create and elicitation/complete,
+// for clients that advertise elicitation. Conn implements it.
+type Elicitor interface {
+	CreateElicitation(ctx context.Context, req *CreateElicitationRequest) (*CreateElicitationResponse, error)
+	CompleteElicitation(ctx context.Context, n *CompleteElicitationNotification) error
 }
 
 // Client is what an agent may call on the editor. Conn implements it.

@@ -62,9 +62,21 @@ var methods = map[string]method{
 	MethodSessionSetConfigOption: optional(func(a ConfigOptionSetter) func(context.Context, *SetConfigOptionRequest) (*SetConfigOptionResponse, error) {
 		return a.SetSessionConfigOption
 	}, "sessionId", "configId", "value"),
+	MethodSessionSetModel: optional(func(a ModelSetter) func(context.Context, *SetModelRequest) (*SetConfigOptionResponse, error) {
+		return a.SetSessionModel
+	}, "sessionId", "modelId"),
 	MethodSessionSteering: optional(func(a SessionSteerer) func(context.Context, *SteeringRequest) (*SteeringResponse, error) {
 		return a.Steer
 	}, "sessionId", "prompt"),
+	MethodSessionSetTitle: optional(func(a SessionTitler) func(context.Context, *SetSessionTitleRequest) (*SetSessionTitleResponse, error) {
+		return a.SetSessionTitle
+	}, "sessionId", "title"),
+	MethodSessionArchive: optional(func(a SessionArchiver) func(context.Context, *ArchiveSessionRequest) (*EmptyResponse, error) {
+		return a.ArchiveSession
+	}, "sessionId"),
+	MethodSessionUnarchive: optional(func(a SessionArchiver) func(context.Context, *ArchiveSessionRequest) (*EmptyResponse, error) {
+		return a.UnarchiveSession
+	}, "sessionId"),
 	MethodLogout: optional(func(a LoggerOuter) func(context.Context, *LogoutRequest) (*LogoutResponse, error) {
 		return a.Logout
 	}),

@@ -11,11 +11,18 @@ const (
 	MethodSessionList            = "session/list"
 	MethodSessionClose           = "session/close"
 	MethodSessionDelete          = "session/delete"
-	MethodSessionFork            = "session/fork" // unstable
+	MethodSessionFork            = "session/fork"      // unstable
+	MethodSessionSetTitle        = "session/set_title" // unstable
+	MethodSessionArchive         = "session/archive"   // unstable
+	MethodSessionUnarchive       = "session/unarchive" // unstable
 	MethodSessionPrompt          = "session/prompt"
 	MethodSessionCancel          = "session/cancel"
 	MethodSessionSetMode         = "session/set_mode"
 	MethodSessionSetConfigOption = "session/set_config_option"
+	// MethodSessionSetModel was removed from the schema (0.13.5) in favour
+	// of the model config option, but 16 of the registry's 30 agents still
+	// answer it and clients still call it (the AI SDK provider does).
+	MethodSessionSetModel = "session/set_model"
 	// MethodSessionSteering is an extension (not in the schema) that
 	// claude-agent-acp and codex-acp serve: a message for the running
 	// turn. The agent advertises it in initialize's

@@ -66,6 +66,17 @@ func (c ClientCapabilities) Notices() bool { return c.Session.Notices != nil }
 // Compaction reports whether the client takes the compaction updates.
 func (c ClientCapabilities) Compaction() bool { return c.Session.Compaction != nil }
 
+// ElicitationMode reports whether the client takes elicitation/create in
+// mode ("form" or "url"): clientCapabilities.elicitation.form or .url
+// present and not null.
+func (c ClientCapabilities) ElicitationMode(mode string) bool {
+	var e map[string]json.RawMessage
+	if json.Unmarshal(c.Elicitation, &e) != nil {
+		return false
+	}
+	return decodeFlag(e[mode]) != nil
+}
+
 // BooleanConfigOptions reports whether the client takes type "boolean"
 // config options.
 func (c ClientCapabilities) BooleanConfigOptions() bool {
@@ -140,6 +151,8 @@ type SessionCapabilities struct {
 	// SystemPrompt (unstable) advertises systemPrompt on new, load, resume
 	// and fork; {} means append only.
 	SystemPrompt *SystemPromptCaps `json:"systemPrompt,omitempty"`
+	Title        *Empty            `json:"title,omitempty"`   // unstable: session/set_title
+	Archive      *Empty            `json:"archive,omitempty"` // unstable: session/archive, session/unarchive
 }
 
 // SystemPromptCaps is sessionCapabilities.systemPrompt.
@@ -335,7 +348,29 @@ type ForkSessionResponse = NewSessionResponse
 type ListSessionsRequest struct {
 	Cwd    string `json:"cwd,omitempty"`
 	Cursor string `json:"cursor,omitempty"`
-	Meta   Meta   `json:"_meta,omitempty"`
+	// Archived (unstable) is "exclude" (the default), "include" or "only".
+	Archived string `json:"archived,omitempty"`
+	Meta     Meta   `json:"_meta,omitempty"`
+}
+
+// Archive filters of session/list (unstable).
+const (
+	ArchivedExclude = "exclude"
+	ArchivedInclude = "include"
+	ArchivedOnly    = "only"
+)
+
+// SetSessionTitleRequest (unstable) renames a session.
+type SetSessionTitleRequest struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
+// SetSessionTitleResponse is the title as the session now has it.
+type SetSessionTitleResponse struct {
+	Title string `json:"title"`
+	Meta  Meta   `json:"_meta,omitempty"`
 }
 
 type SessionInfo struct {
@@ -344,6 +379,7 @@ type SessionInfo struct {
 	Title                 string   `json:"title,omitempty"`
 	UpdatedAt             string   `json:"updatedAt,omitempty"`
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	Archived              bool     `json:"archived,omitempty"` // unstable
 	Meta                  Meta     `json:"_meta,omitempty"`
 }
 
@@ -362,6 +398,8 @@ type (
 	CloseSessionRequest  = SessionRef
 	DeleteSessionRequest = SessionRef
 	CancelNotification   = SessionRef
+	// ArchiveSessionRequest is session/archive and session/unarchive (unstable).
+	ArchiveSessionRequest = SessionRef
 )
 
 type EmptyResponse struct {
@@ -371,6 +409,14 @@ type EmptyResponse struct {
 type SetModeRequest struct {
 	SessionID string `json:"sessionId"`
 	ModeID    string `json:"modeId"`
+	Meta      Meta   `json:"_meta,omitempty"`
+}
+
+// SetModelRequest is session/set_model's params (the unstable schema's
+// shape before the method was removed).
+type SetModelRequest struct {
+	SessionID string `json:"sessionId"`
+	ModelID   string `json:"modelId"`
 	Meta      Meta   `json:"_meta,omitempty"`
 }
 
@@ -494,6 +540,42 @@ const (
 type SteeringResponse struct {
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason,omitempty"`
+}
+
+// CreateElicitationRequest is elicitation/create: a question for the user,
+// as a form (RequestedSchema) or a URL to visit (URL, ElicitationID), tied
+// to a session and optionally one of its tool calls.
+type CreateElicitationRequest struct {
+	SessionID       string          `json:"sessionId"`
+	ToolCallID      string          `json:"toolCallId,omitempty"`
+	Mode            string          `json:"mode"` // "form" | "url"
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	ElicitationID   string          `json:"elicitationId,omitempty"`
+	URL             string          `json:"url,omitempty"`
+	Meta            Meta            `json:"_meta,omitempty"`
+}
+
+// Elicitation actions.
+const (
+	ElicitAccept  = "accept"
+	ElicitDecline = "decline"
+	ElicitCancel  = "cancel"
+)
+
+// CreateElicitationResponse is the user's answer: accept (with Content for
+// a form), decline or cancel.
+type CreateElicitationResponse struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+	Meta    Meta           `json:"_meta,omitempty"`
+}
+
+// CompleteElicitationNotification is elicitation/complete: a URL
+// elicitation is done.
+type CompleteElicitationNotification struct {
+	ElicitationID string `json:"elicitationId"`
+	Meta          Meta   `json:"_meta,omitempty"`
 }
 
 // CancelRequestNotification is $/cancel_request.

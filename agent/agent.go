@@ -118,7 +118,8 @@ type Agent struct {
 	caps     acp.ClientCapabilities
 	info     *acp.Implementation // the client's clientInfo, nil when it sent none
 	sessions map[string]*conversation
-	shutdown bool // no sessions after Shutdown: their servers would outlive it
+	moved    map[string]bool // sessions handed over to another process (handover.go)
+	shutdown bool            // no sessions after Shutdown: their servers would outlive it
 }
 
 var (
@@ -198,6 +199,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		resp.AgentCapabilities.LoadSession = true
 		sc := &resp.AgentCapabilities.SessionCapabilities
 		sc.List, sc.Resume, sc.Delete = &acp.Empty{}, &acp.Empty{}, &acp.Empty{}
+		sc.Title, sc.Archive = &acp.Empty{}, &acp.Empty{} // titles.go
 	}
 	return resp, nil
 }
@@ -284,6 +286,9 @@ func (a *Agent) session(id string) (*conversation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]
+	if s == nil && a.moved[id] {
+		return nil, acp.InvalidParams("invalid params: session %s continues in another window (another acp-bridge process took it over); resume it here to take it back", id)
+	}
 	if s == nil {
 		return nil, &acp.Error{Code: acp.CodeResourceNotFound, Message: "session not found: " + id, Data: map[string]string{"sessionId": id}}
 	}

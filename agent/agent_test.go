@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +31,8 @@ type editor struct {
 	sids []string // the session of each update
 	// permission answers session/request_permission; nil selects "allow-once".
 	permission func(*acp.RequestPermissionRequest) acp.RequestPermissionResponse
+	// elicit answers elicitation/create; nil: the method is not found.
+	elicit func(*acp.CreateElicitationRequest) acp.CreateElicitationResponse
 }
 
 func newEditor(t *testing.T, o Options) *editor {
@@ -84,6 +87,14 @@ func (e *editor) Handle(ctx context.Context, c *jsonrpc2.Conn, req *jsonrpc2.Req
 			resp = e.permission(&r)
 		}
 		_ = c.Reply(ctx, req.ID, resp)
+	case acp.MethodElicitationCreate:
+		var r acp.CreateElicitationRequest
+		_ = json.Unmarshal(*req.Params, &r)
+		if e.elicit == nil {
+			_ = c.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: acp.CodeMethodNotFound, Message: "no"})
+			return
+		}
+		_ = c.Reply(ctx, req.ID, e.elicit(&r))
 	default:
 		if !req.Notif {
 			_ = c.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: acp.CodeMethodNotFound, Message: "no"})
@@ -420,7 +431,7 @@ func TestKeyAdviceNamesTheEditor(t *testing.T) {
 }
 
 func TestCancelAndConcurrentPrompt(t *testing.T) {
-	e := newEditor(t, Options{Model: script(t, `{"responses":[
+	e, ag := newEditorAgent(t, Options{Model: script(t, `{"responses":[
 		{"parts":[{"text":"slow"},{"delay_ms":30000},{"text":"never"}]},
 		{"parts":[{"text":"again"}]}]}`)})
 	sid := e.newSession(t.TempDir())
@@ -433,23 +444,117 @@ func TestCancelAndConcurrentPrompt(t *testing.T) {
 		res <- stop
 	}()
 	e.waitForMessage() // the turn is under way
-	if _, err := e.prompt(sid, "second"); rpcCode(err) != acp.CodeInvalidParams {
-		t.Errorf("a second prompt while one runs: err = %v, want invalid params", err)
-	}
+	// A second prompt waits behind it; the cancel stops both (the user
+	// stopped what the agent was doing).
+	second := make(chan acp.StopReason, 1)
+	go func() {
+		stop, err := e.prompt(sid, "second")
+		if err != nil {
+			t.Error(err)
+		}
+		second <- stop
+	}()
+	s := ag.liveSession(t, sid)
+	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.queued) == 1 })
 	if err := e.rpc.Notify(t.Context(), acp.MethodSessionCancel, acp.CancelNotification{SessionID: sid}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case stop := <-res:
-		if stop != acp.StopCancelled {
-			t.Fatalf("stop = %q, want cancelled", stop)
+	for _, ch := range []chan acp.StopReason{res, second} {
+		select {
+		case stop := <-ch:
+			if stop != acp.StopCancelled {
+				t.Fatalf("stop = %q, want cancelled", stop)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("cancelled prompt did not answer")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("cancelled prompt did not answer")
 	}
 	// The session serves the next prompt.
 	if stop, err := e.prompt(sid, "third"); err != nil || stop != acp.StopEndTurn {
 		t.Fatalf("after cancel: stop=%q err=%v", stop, err)
+	}
+}
+
+// A prompt that arrives while a turn runs is queued, not refused: it runs
+// when that turn ends and is answered when its own turn does, in order.
+func TestPromptWhileRunningIsQueued(t *testing.T) {
+	gate := make(chan struct{})
+	p := &gatedProvider{gate: gate}
+	e, ag := newEditorAgent(t, Options{Model: p})
+	sid := e.newSession(t.TempDir())
+	answers := make(chan string, 3)
+	ask := func(text string) {
+		stop, err := e.prompt(sid, text)
+		if err != nil {
+			t.Error(err)
+		}
+		answers <- text + ":" + string(stop)
+	}
+	go ask("first")
+	s := ag.liveSession(t, sid)
+	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.running })
+	go ask("second")
+	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.queued) == 1 })
+	go ask("third")
+	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.queued) == 2 })
+	close(gate)
+	var got []string
+	for range 3 {
+		select {
+		case a := <-answers:
+			got = append(got, a)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("answers so far %v", got)
+		}
+	}
+	if want := []string{"first:end_turn", "second:end_turn", "third:end_turn"}; !slices.Equal(got, want) {
+		t.Errorf("answers %v, want %v", got, want)
+	}
+	if want := []string{"first", "second", "third"}; !slices.Equal(p.prompts(), want) {
+		t.Errorf("the model was asked %v, want %v", p.prompts(), want)
+	}
+}
+
+// gatedProvider answers every request with "ok" once gate is closed, and
+// keeps the last user message of each request.
+type gatedProvider struct {
+	gate <-chan struct{}
+	mu   sync.Mutex
+	seen []string
+}
+
+func (p *gatedProvider) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
+	p.mu.Lock()
+	p.seen = append(p.seen, req.Messages[len(req.Messages)-1].Content)
+	p.mu.Unlock()
+	return func(yield func(model.Event, error) bool) {
+		select {
+		case <-p.gate:
+		case <-ctx.Done():
+			yield(model.Event{}, ctx.Err())
+			return
+		}
+		if yield(model.Event{Kind: model.EventText, Text: "ok"}, nil) {
+			yield(model.Event{Kind: model.EventFinish, Finish: model.FinishStop}, nil)
+		}
+	}
+}
+
+func (p *gatedProvider) prompts() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.seen)
+}
+
+// waitFor polls cond (state, not time: it fails only if cond never holds).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition never held")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

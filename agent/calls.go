@@ -45,8 +45,13 @@ func newCallRecorder(emit func(context.Context, session.Event)) *callRecorder {
 
 // start logs c and gives it its live output. ctx is the driver's: output
 // and the events outlive its cancellation (emit sends regardless).
+//
+// A tool that previews its calls (an edit: the hunks it would apply, from
+// the file as it is now) has its preview computed here, so the first card,
+// and a permission request after it, show what will be applied.
 func (r *callRecorder) start(ctx context.Context, c *registry.Call) {
-	r.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent, Input: c.Decoded()}))
+	preview := c.Decoded().Preview(ctx, c)
+	r.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent, Preview: preview, Input: c.Decoded()}))
 	id := c.ID
 	out := newOutputCoalescer(func(data string) {
 		r.emit(ctx, session.New(session.ToolOutput{CallID: id, Data: data}))

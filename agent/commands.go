@@ -34,6 +34,7 @@ func init() {
 		{session.Command{Name: "mode", Description: "Show or set the permission mode", Hint: "ask | accept-edits | plan | bypass"}, cmdMode},
 		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, cmdModel},
 		{session.Command{Name: "tools", Description: "List the tools the model can call"}, cmdTools},
+		{session.Command{Name: "jobs", Description: "List the background jobs the model started in this session"}, cmdJobs},
 		{session.Command{Name: "permissions", Description: "List the permission rules and hooks in effect and where each comes from; remove a remembered rule", Hint: "remove N (optional)"}, cmdPermissions},
 	}
 }

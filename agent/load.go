@@ -162,10 +162,13 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	if live {
 		return nil, acp.InvalidParams("invalid params: session %s became live while it was loading", id)
 	}
-	lg, h, err := a.o.Store.Open(id)
+	lg, h, err := a.openHeld(ctx, id) // handover.go
 	if err != nil {
 		return nil, loadError(id, err)
 	}
+	a.mu.Lock()
+	delete(a.moved, id) // taken back, if it had been handed over
+	a.mu.Unlock()
 	defer func() {
 		// A corrupt log must never take the process down: a panic while
 		// folding or replaying fails this request and frees the log.
@@ -382,7 +385,10 @@ func cwdMismatch(id, got, want string) error {
 // names the file, the line and the cause (session.CorruptError,
 // session.UnknownTypeError), so the user can act on it.
 func loadError(id string, err error) error {
+	var ae *acp.Error
 	switch {
+	case errors.As(err, &ae):
+		return ae // said already (openHeld)
 	case errors.Is(err, session.ErrNotFound):
 		return &acp.Error{Code: acp.CodeResourceNotFound, Message: "session not found: " + id, Data: map[string]string{"sessionId": id}}
 	case errors.Is(err, session.ErrBusy):
@@ -441,6 +447,11 @@ func (a *Agent) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) 
 	if size <= 0 {
 		size = defaultListPageSize
 	}
+	switch req.Archived {
+	case "", acp.ArchivedExclude, acp.ArchivedInclude, acp.ArchivedOnly:
+	default:
+		return nil, acp.InvalidParams("invalid params: archived must be %q, %q or %q, not %q", acp.ArchivedExclude, acp.ArchivedInclude, acp.ArchivedOnly, req.Archived)
+	}
 	resp := &acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
 	var last session.Info
 	for _, in := range infos {
@@ -448,6 +459,9 @@ func (a *Agent) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) 
 			continue
 		}
 		if after != nil && !after.before(in) {
+			continue
+		}
+		if in.Archived && (req.Archived == "" || req.Archived == acp.ArchivedExclude) || !in.Archived && req.Archived == acp.ArchivedOnly {
 			continue
 		}
 		if len(resp.Sessions) == size {
@@ -460,6 +474,7 @@ func (a *Agent) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) 
 			Title:                 in.Title,
 			UpdatedAt:             in.Updated.UTC().Format(time.RFC3339Nano),
 			AdditionalDirectories: in.AdditionalDirectories,
+			Archived:              in.Archived,
 		})
 		last = in
 	}

@@ -581,7 +581,7 @@ func TestListSessions(t *testing.T) {
 		return r.SessionID
 	}
 	first := mk(e.cwd, "first question")
-	empty := mk(e.cwd, "") // never prompted: listed too, it can be loaded
+	empty := mk(e.cwd, "") // never prompted: not listed (it still loads)
 	elsewhere := mk(other, "in the other project")
 	second := mk(e.cwd, "second question\nwith details")
 	third := mk(e.cwd, "third")
@@ -616,21 +616,24 @@ func TestListSessions(t *testing.T) {
 			t.Fatal("pagination does not end")
 		}
 	}
-	if want := []string{third, second, empty, first}; !slices.Equal(ids, want) {
-		t.Errorf("listed %v, want %v (newest first, other cwd left out)", ids, want)
+	if want := []string{third, second, first}; !slices.Equal(ids, want) {
+		t.Errorf("listed %v, want %v (newest first, other cwd and the unprompted one left out)", ids, want)
 	}
-	if want := []string{"third", "second question", "", "first question"}; !slices.Equal(titles, want) {
+	if want := []string{"third", "second question", "first question"}; !slices.Equal(titles, want) {
 		t.Errorf("titles %q, want %q", titles, want)
 	}
 	if pages != 2 {
-		t.Errorf("%d pages of size 2 for 4 sessions", pages)
+		t.Errorf("%d pages of size 2 for 3 sessions", pages)
+	}
+	if _, err := a.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: empty, Cwd: e.cwd, McpServers: []acp.McpServer{}}); err != nil {
+		t.Errorf("the unlisted unprompted session does not load: %v", err)
 	}
 	all := page("", "")
 	if len(all.Sessions) != 2 || all.Sessions[0].SessionID != third || all.Sessions[1].SessionID != second {
 		t.Errorf("unfiltered first page = %+v", all.Sessions)
 	}
 	rest := page("", all.NextCursor)
-	if len(rest.Sessions) != 2 || rest.Sessions[0].SessionID != elsewhere || rest.Sessions[1].SessionID != empty || rest.NextCursor == "" {
+	if len(rest.Sessions) != 2 || rest.Sessions[0].SessionID != elsewhere || rest.Sessions[1].SessionID != first || rest.NextCursor != "" {
 		t.Errorf("unfiltered second page = %+v, next %q", rest.Sessions, rest.NextCursor)
 	}
 	for _, bad := range []string{"not-base64!", "e30", "bm9wZQ"} {

@@ -30,6 +30,11 @@ type mcpServers struct {
 	client  [2]string     // name and version, as the servers see this client
 	bound   time.Duration // how long start waits
 	noticed func(n session.Notice)
+	// elicit asks the user what a server asks (elicit.go); elicitURL: the
+	// editor takes URL elicitations, complete says one is done.
+	elicit    func(ctx context.Context, e mcpclient.Elicitation) (mcpclient.ElicitAnswer, error)
+	elicitURL bool
+	complete  func(id string)
 
 	mu      sync.Mutex
 	servers map[string]*mcpServer // by the editor's name
@@ -165,6 +170,9 @@ func (m *mcpServers) run(ctx context.Context, srv *mcpServer) {
 		ClientVersion:  m.client[1],
 		OnToolsChanged: func(c *mcpclient.Conn) { m.tools(srv, c, true) },
 		OnExit:         func(_ *mcpclient.Conn, err error) { m.exited(srv, err) },
+		Elicit:         m.elicit,
+		ElicitURL:      m.elicitURL,
+		ElicitComplete: m.complete,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

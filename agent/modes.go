@@ -320,6 +320,16 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req *acp.SetConfigOp
 	return &acp.SetConfigOptionResponse{ConfigOptions: mapping.ConfigOptions(s.ctl.state(), s.ctl.booleans)}, nil
 }
 
+// SetSessionModel serves session/set_model, which the schema no longer has
+// and some clients still call (the AI SDK provider): it is the model config
+// option, set the same way and answered the same way (the whole option
+// list, where the old method answered {}; a client reading neither loses
+// nothing).
+func (a *Agent) SetSessionModel(ctx context.Context, req *acp.SetModelRequest) (*acp.SetConfigOptionResponse, error) {
+	value, _ := json.Marshal(req.ModelID)
+	return a.SetSessionConfigOption(ctx, &acp.SetConfigOptionRequest{SessionID: req.SessionID, ConfigID: mapping.ConfigModel, Value: value})
+}
+
 // fromPicker refuses a mode the picker does not offer. Zed re-applies the
 // value last picked to every new session, so a bypass picked while it was
 // the current mode would otherwise come back unasked.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/compact"
+	"github.com/acp-bridge/acp-bridge/internal/jobs"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -34,6 +35,7 @@ type conversation struct {
 	scope     *registry.Scope
 	pipe      *pipeline.Pipeline
 	files     *Files        // tools' file access and read-tracking (files.go)
+	jobs      *jobs.Table   // background commands, ended by close (jobs.go)
 	perm      *permissions  // approval requests and "always" answers (permission.go)
 	code      *codeMode     // tools mode and run_code (codemode.go)
 	ctl       *controls     // mode, model, tools mode, effort (modes.go)
@@ -56,6 +58,9 @@ type conversation struct {
 	running bool
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
+	// queued are the prompts that arrived while a turn ran, in order; each
+	// is handed the turn when the one before ends (prompt).
+	queued []*queuedPrompt
 
 	announced *announcer  // the command catalog, before the first turn (commands.go)
 	mcp       *mcpServers // the editor's MCP servers (mcp.go)
@@ -69,6 +74,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
+	s.jobs = jobs.New(jobEvents{emit: s.emit})
 	s.perm = &permissions{id: id, client: a.client, log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()
@@ -108,7 +114,8 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.calls = newCallRecorder(s.emit)
 	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
 		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
-		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
+		noticed: func(n session.Notice) { s.status(context.Background(), n) },
+		elicit:  s.elicit, elicitURL: caps.ElicitationMode("url"), complete: s.elicitationDone}
 	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
 	a.mu.Lock()
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
@@ -212,13 +219,72 @@ func (s *conversation) status(ctx context.Context, n session.Notice) {
 	s.emit(ctx, session.New(n))
 }
 
-// cancel stops the running turn, if any. It never blocks.
+// queuedPrompt is a prompt waiting for the running turn to end. Its
+// channel is closed with the turn handed over (running stays true for it),
+// or with cancelled set when session/cancel came first.
+type queuedPrompt struct {
+	ready     chan struct{}
+	cancelled bool
+}
+
+// cancel stops the running turn, if any, and the prompts queued behind
+// it: the user stopped what the agent was doing. It never blocks.
 func (s *conversation) cancel() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stop != nil {
 		s.stop(context.Canceled)
 	}
+	for _, q := range s.queued {
+		q.cancelled = true
+		close(q.ready)
+	}
+	s.queued = nil
+}
+
+// await waits, when a turn runs, until it is this prompt's turn: a client
+// may send a prompt while one runs (codecompanion queues the user's next
+// message, the AI SDK provider calls again), and it is answered when its
+// own turn ends. It returns with s.mu held and the turn this prompt's, or
+// false (s.mu not held) when the prompt was cancelled before it ran.
+func (s *conversation) await(ctx context.Context) bool {
+	s.mu.Lock()
+	if !s.running {
+		return true
+	}
+	q := &queuedPrompt{ready: make(chan struct{})}
+	s.queued = append(s.queued, q)
+	s.mu.Unlock()
+	select {
+	case <-q.ready:
+	case <-ctx.Done():
+		s.mu.Lock()
+		if i := slices.Index(s.queued, q); i >= 0 {
+			s.queued = slices.Delete(s.queued, i, i+1)
+			s.mu.Unlock()
+			return false
+		}
+		s.mu.Unlock()
+		<-q.ready // handed over (or cancelled) meanwhile: take it to pass it on
+	}
+	s.mu.Lock()
+	if q.cancelled {
+		s.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// handOver ends the running turn: the next queued prompt gets it, or the
+// session is idle. s.mu is held.
+func (s *conversation) handOver() {
+	if len(s.queued) == 0 {
+		s.running = false
+		return
+	}
+	next := s.queued[0]
+	s.queued = s.queued[1:]
+	close(next.ready) // running stays true: the turn is next's
 }
 
 // close ends the session, for session/close, session/delete and shutdown
@@ -227,18 +293,25 @@ func (s *conversation) cancel() {
 // tools the editor is gone (no grace periods).
 func (s *conversation) close(cause error) {
 	s.stopTurn(cause)
+	s.jobs.Close() // before the log closes: their ends are logged
 	s.mcp.stop()
 	if err := s.log.Close(); err != nil {
 		s.a.log.Info("closing the session log failed", "session", s.id, "err", err) // the failure the user was told of (record)
 	}
 }
 
-// stopTurn cancels the running turn with cause and waits for it to finish.
+// stopTurn cancels the running turn with cause, and the prompts queued
+// behind it, and waits for the turn to finish.
 func (s *conversation) stopTurn(cause error) {
 	s.mu.Lock()
 	if s.stop != nil {
 		s.stop(cause)
 	}
+	for _, q := range s.queued {
+		q.cancelled = true
+		close(q.ready)
+	}
+	s.queued = nil
 	done := s.done
 	s.mu.Unlock()
 	if done != nil {
@@ -255,10 +328,8 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		return "", nil, err
 	}
 	s.announced.wait(ctx)
-	s.mu.Lock()
-	if s.running {
-		s.mu.Unlock()
-		return "", nil, acp.InvalidParams("invalid params: a prompt is already running in session %s; cancel it first", s.id)
+	if !s.await(ctx) {
+		return acp.StopCancelled, nil, nil
 	}
 	// The turn ends when the request does ($/cancel_request, the connection
 	// closing) or on session/cancel; the cause says which, so tools know
@@ -269,13 +340,19 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
 	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last
 	s.mu.Unlock()
+	s.log.SetBusy(true) // a process that would take the session over waits (handover.go)
 	s.meter.startTurn()
 	defer func() {
 		s.mu.Lock()
-		s.running, s.stop = false, nil
+		s.stop = nil
 		close(s.done)
 		s.done = nil
+		s.handOver()
+		idle := !s.running
 		s.mu.Unlock()
+		if idle {
+			s.log.SetBusy(false)
+		}
 		stop(context.Canceled)
 	}()
 
@@ -380,9 +457,12 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 		for i := range calls {
 			calls[i].ID = cards[i] // the editor's cards and the tool events use the session-unique ids
 		}
-		s.runTools(ctx, calls)
+		results := s.runTools(ctx, calls)
 		if ctx.Err() != nil {
 			return acp.StopCancelled, nil
+		}
+		if slices.ContainsFunc(results, func(r registry.Result) bool { return r.EndTurn }) {
+			return acp.StopEndTurn, nil // a question waits for the user's next message (tools/question)
 		}
 		if finish == model.FinishLength {
 			return acp.StopMaxTokens, nil
@@ -457,7 +537,8 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 			// stays valid and validation fails the call as INVALID_ARGS.
 			args, _ = json.Marshal(string(args))
 		}
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs,
+			Ask: s.askerFor(tc.ID)}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

@@ -493,3 +493,62 @@ func TestTypeScriptBooleanOptions(t *testing.T) {
 		t.Errorf("opt-out: set_config_option failed: %v", out.Errors["set"])
 	}
 }
+
+// TestTypeScriptTitleAndArchive: through the real binary, with the
+// official SDK's unstable methods, a session renamed and archived keeps
+// both across a restart of the bridge: out of the default list, in
+// archived "only" under its new name, loadable, and back in the default
+// list once unarchived.
+func TestTypeScriptTitleAndArchive(t *testing.T) {
+	f := newTSFeatures(t)
+	model := &featureModel{t: t, answer: func(*featureModel, *http.Request, map[string]any) string { return sseText("Noted.") }}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	const title = "Renamed from the editor"
+	seen := f.run(srv, "", map[string]any{"name": "titles", "prompt": "an automatic title", "title": title}, modelArgs(srv), "MOCK_KEY=sk-ts")
+
+	if caps := seen.Responses["caps0"]; caps["title"] == nil || caps["archive"] == nil {
+		t.Errorf("sessionCapabilities %v: want title and archive advertised", caps)
+	}
+	if got := seen.Responses["setTitle"]["title"]; got != title {
+		t.Errorf("set_title answered %v (error %v)", seen.Responses["setTitle"], seen.Errors["setTitle"])
+	}
+	sessions := func(name string) []map[string]any {
+		var out []map[string]any
+		list, _ := seen.Responses[name]["sessions"].([]any)
+		for _, s := range list {
+			out = append(out, s.(map[string]any))
+		}
+		return out
+	}
+	for _, name := range []string{"list0", "list1"} {
+		if got := sessions(name); len(got) != 0 {
+			t.Errorf("%s: the default list holds %v, want the archived session left out", name, got)
+		}
+	}
+	for _, name := range []string{"listAll0", "listOnly1"} {
+		got := sessions(name)
+		if len(got) != 1 || got[0]["title"] != title || got[0]["archived"] != true {
+			t.Errorf("%s: %v, want the session archived under its new title", name, got)
+		}
+	}
+	if _, ok := seen.Responses["load"]; !ok {
+		t.Errorf("loading the archived session after the restart: %v", seen.Errors["load"])
+	}
+	var sid string
+	for id := range seen.Sessions {
+		sid = id
+	}
+	var replayedTitle any
+	for _, u := range seen.updates(sid, seen.Marks["load"]) {
+		if u["sessionUpdate"] == "session_info_update" {
+			replayedTitle = u["title"]
+		}
+	}
+	if replayedTitle != title {
+		t.Errorf("the load's last title %v, want %q", replayedTitle, title)
+	}
+	if got := sessions("list2"); len(got) != 1 || got[0]["title"] != title || got[0]["archived"] != nil {
+		t.Errorf("after unarchive the default list is %v", got)
+	}
+}

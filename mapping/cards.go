@@ -20,7 +20,10 @@ func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
 		c.def = t.tools.Get(ev.Name)
 	}
 	c.in = c.def.Reuse(ev.Input, ev.Args)
-	c.view = c.in.PresentCall() // nil-safe and panic-safe
+	c.view = c.in.PresentPreview(ev.Preview) // what it would do, from the files as they were
+	if c.view == nil {
+		c.view = c.in.PresentCall() // nil-safe and panic-safe
+	}
 	if c.view == nil {
 		c.view = registry.GenericCard{Title: ev.Name, Kind: string(acp.KindOther)}
 	}

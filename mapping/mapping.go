@@ -175,6 +175,8 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 		return t.toolOutput(p)
 	case session.ToolResult:
 		return t.toolResult(p)
+	case session.JobStart, session.JobOutput, session.JobEnd:
+		return t.job(p)
 	case session.Compaction:
 		return t.compaction(p)
 	case session.CompactionChunk:

@@ -90,7 +90,9 @@ func TestRecordedEndpoints(t *testing.T) {
 		inError   []string
 		requests  int
 		discards  int
-		reasoning string // the field the endpoint's reasoning goes back in
+		reasoning string   // the field the endpoint's reasoning goes back in
+		tools     bool     // the request offers tools (read, get_current_weather)
+		sent      []string // in the last request's body
 	}{{
 		name:  "DeepSeek reasoner: keep-alive, reasoning_content, a call in pieces, cached tokens",
 		files: []string{"deepseek-reasoner.http"}, thought: "The user wants go.mod read.", text: "Reading it.",
@@ -153,6 +155,33 @@ func TestRecordedEndpoints(t *testing.T) {
 		name: "OpenRouter: an error after id and choices, finish_reason error, is retried", files: []string{"openrouter-midstream-error.http", "full-answer.http"},
 		text: "partial answer.", finish: FinishStop, requests: 2, discards: 1,
 	}, {
+		name:  "MiniMax via OpenRouter: finish_reason length, then the limit as an in-band error: cut at the limit, thoughts kept",
+		files: []string{"openrouter-minimax-length.http"}, thought: "The user wants the whole module tree explained. Start with go.mod, then",
+		finish: FinishLength, usage: &Usage{InputTokens: 1830, OutputTokens: 64}, requests: 1, reasoning: "reasoning",
+	}, {
+		name:  "Groq: a call rejected in an event: error (tool_use_failed) goes back as its failed result; the next answer's call stands",
+		files: []string{"groq-tool-use-failed.http", "groq-after-tool-use-failed.http"}, tools: true,
+		thought: "The argument is file_path.", calls: []call{{"fc_5d8e1a3b", "read", `{"file_path":"go.mod"}`}},
+		finish: FinishToolCalls, usage: &Usage{InputTokens: 420, OutputTokens: 30}, requests: 2, discards: 1,
+		sent: []string{`"id":"rejected_call_1"`, `"name":"read","arguments":"{\"path\": \"go.mod\"}"`, `"tool_call_id":"rejected_call_1"`,
+			"rejected before it ran: Failed to call a function", `What you wrote: \u003cfunction=read\u003e`},
+	}, {
+		name: "Groq: a call rejected every time: asked again twice, then the error", files: []string{"groq-tool-use-failed.http"}, tools: true,
+		kind: ErrCallRejected, inError: []string{"rejected the tool call the model wrote", "Failed to call a function"}, requests: 3,
+		sent: []string{"rejected_call_1", "rejected_call_2"},
+	}, {
+		name: "llama.cpp without a tool parser: Qwen3-Coder XML in the text is the call it was meant to be", files: []string{"llamacpp-leaked-qwen-xml.http"}, tools: true,
+		calls:  []call{{"chatcmpl-L1_text_1", "get_current_weather", `{"days":3,"location":"San Francisco"}`}},
+		finish: FinishToolCalls, usage: &Usage{InputTokens: 280, OutputTokens: 31}, requests: 1,
+	}, {
+		name: "llama.cpp: the same markup without tools offered stays text", files: []string{"llamacpp-leaked-qwen-xml.http"},
+		text:   "<tool_call>\n<function=get_current_weather>\n<parameter=location>\nSan Francisco\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+		finish: FinishStop, usage: &Usage{InputTokens: 280, OutputTokens: 31}, requests: 1,
+	}, {
+		name: "vLLM without a tool parser: Hermes JSON in the text after an answer is a call; the answer stays", files: []string{"vllm-leaked-hermes.http"}, tools: true,
+		text: "I'll check.\n", calls: []call{{"chatcmpl-4a7_text_1", "read", `{"file_path": "go.mod"}`}},
+		finish: FinishToolCalls, usage: &Usage{InputTokens: 350, OutputTokens: 32}, requests: 1,
+	}, {
 		name: "OpenRouter: the error every time is reported, not ended as end_turn", files: []string{"openrouter-midstream-error.http"},
 		kind: ErrServer, inError: []string{"gave up after 3 attempts", "Provider returned error", "Chutes"}, requests: 3,
 	}, {
@@ -195,7 +224,12 @@ func TestRecordedEndpoints(t *testing.T) {
 			sl := &recordSleep{}
 			var got result
 			var chunks []string
-			for ev, err := range Retry(p, RetryOptions{Retries: 2, Sleep: sl.sleep}).Stream(t.Context(), &Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}}) {
+			req := &Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}}
+			if tc.tools {
+				req.Tools = []ToolSpec{{Name: "read", Parameters: json.RawMessage(`{"type":"object"}`)},
+					{Name: "get_current_weather", Parameters: json.RawMessage(`{"type":"object"}`)}}
+			}
+			for ev, err := range Retry(p, RetryOptions{Retries: 2, Sleep: sl.sleep}).Stream(t.Context(), req) {
 				if err != nil {
 					got.err = err
 					break
@@ -222,6 +256,11 @@ func TestRecordedEndpoints(t *testing.T) {
 			}
 			if got.discards != tc.discards {
 				t.Errorf("%d discards, want %d", got.discards, tc.discards)
+			}
+			for _, s := range tc.sent {
+				if !strings.Contains(string(rs.lastBody()), s) {
+					t.Errorf("the last request lacks %s:\n%s", s, rs.lastBody())
+				}
 			}
 			if tc.kind != "" {
 				var me *Error

@@ -25,6 +25,10 @@ const (
 	ErrContextWindow  ErrorKind = "context_window"  // the conversation no longer fits
 	ErrInvalidRequest ErrorKind = "invalid_request" // other 4xx: the request itself is wrong
 	ErrMalformed      ErrorKind = "malformed"       // the response could not be understood
+	// ErrCallRejected: the endpoint rejected a tool call the model wrote,
+	// before any tool ran (Groq's "tool_use_failed"); Retry asks again
+	// with the failure as the call's result.
+	ErrCallRejected ErrorKind = "call_rejected"
 )
 
 // Error is a failed model request.
@@ -40,6 +44,9 @@ type Error struct {
 	KeyEnv string
 	// RetryAfter is the server's Retry-After, 0 when absent.
 	RetryAfter time.Duration
+	// FailedCall is what the model wrote for a rejected call
+	// (ErrCallRejected), as the endpoint quoted it.
+	FailedCall string
 	Err        error
 }
 
@@ -74,6 +81,8 @@ func (e *Error) Error() string {
 		b.WriteString("the conversation is longer than the model's context window")
 	case ErrInvalidRequest:
 		b.WriteString(at + " rejected the request")
+	case ErrCallRejected:
+		b.WriteString(at + " rejected the tool call the model wrote")
 	default:
 		b.WriteString("the response from " + at + " could not be read")
 	}

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -143,7 +144,7 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request) iter.Seq2[Event, erro
 			return
 		}
 		defer stream.Close()
-		st := &streamState{p: p, yield: yield}
+		st := &streamState{p: p, yield: yield, leak: newLeakFilter(req)}
 		for !st.done && !st.stopped {
 			raw, err := stream.RecvRaw()
 			if errors.Is(err, errBodyEnded) {
@@ -184,6 +185,7 @@ type streamState struct {
 	done    bool // [DONE]: nothing more will come
 	stopped bool // the consumer stopped listening
 	sawData bool
+	leak    *leakFilter // answer text that may be calls written as text; nil without tools
 }
 
 func (st *streamState) emit(ev Event) {
@@ -224,6 +226,13 @@ func (st *streamState) malformed(data []byte, err error) error {
 // chunk handles one decoded chunk (or whole response).
 func (st *streamState) chunk(c *wireChunk) error {
 	if we, ok := parseWireError(c.Error); len(c.Error) > 0 && ok {
+		if st.finish == FinishLength {
+			// The answer already ended at the token limit, and the
+			// endpoint says so again as an error (MiniMax through
+			// OpenRouter: "Token limit reached", finish_reason "error"):
+			// the answer stands, cut at the limit, with what it streamed.
+			return nil
+		}
 		return st.p.streamError(we)
 	}
 	if len(c.Choices) == 0 && c.Usage == nil {
@@ -256,6 +265,9 @@ func (st *streamState) chunk(c *wireChunk) error {
 		switch ch.FinishReason {
 		case "":
 		case "error":
+			if st.finish == FinishLength {
+				continue // the limit again (above)
+			}
 			// OpenRouter: the upstream provider failed mid-answer; the
 			// error object, when there is one, was handled above.
 			return st.p.streamError(wireError{Message: "the endpoint reported an error mid-answer (finish_reason \"error\")"})
@@ -288,7 +300,9 @@ func (st *streamState) delta(d *wireDelta) {
 	}
 	if text != "" {
 		st.outChars += len(text)
-		st.emit(Event{Kind: EventText, Text: text})
+		if text = st.leak.text(text); text != "" {
+			st.emit(Event{Kind: EventText, Text: text})
+		}
 	}
 	if d.Refusal != "" {
 		st.outChars += len(d.Refusal)
@@ -313,6 +327,24 @@ func (st *streamState) finishUp(req *Request, fail func(error)) {
 			return
 		}
 		st.finish = FinishStop // [DONE] without a finish_reason (some local servers)
+	}
+	leaked, rest := st.leak.end(st.calls.len() > 0)
+	if rest != "" {
+		st.emit(Event{Kind: EventText, Text: rest})
+	}
+	if len(leaked) > 0 {
+		// A server without a tool parser passed the model's calls through
+		// as text: they are the calls they were meant to be.
+		for i, c := range leaked {
+			id := fmt.Sprintf("call_text_%d", i+1)
+			if st.respID != "" {
+				id = fmt.Sprintf("%s_text_%d", st.respID, i+1)
+			}
+			st.emit(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: id, Name: c.Name, Arguments: c.Arguments}})
+		}
+		if st.finish == FinishStop {
+			st.finish = FinishToolCalls
+		}
 	}
 	if st.finish == FinishStop && st.outChars == 0 && st.calls.len() == 0 {
 		// Nothing at all: a hiccup of the endpoint, worth another try.
@@ -421,6 +453,8 @@ func (p *OpenAI) streamError(we wireError) error {
 	_ = json.Unmarshal(we.Code, &code)
 	tags := strings.ToLower(we.Type + " " + code)
 	switch st := we.codeStatus(); {
+	case code == "tool_use_failed":
+		e.Kind, e.FailedCall = ErrCallRejected, we.FailedGeneration
 	case st != 0:
 		e.Kind = kindForStatus(st, e.Msg)
 	case strings.Contains(tags, "rate_limit"):
@@ -490,10 +524,14 @@ func looksHTML(b []byte) bool {
 		strings.Contains(head, "<body") || strings.Contains(head, "<title") || strings.Contains(head, "<center") || strings.Contains(head, "<h1")
 }
 
-var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>`)
+// titleRE is compiled at first use: package initialisers run before the
+// editor's initialize is answered.
+var titleRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>`)
+})
 
 func htmlTitle(b []byte) string {
-	m := titleRE.FindSubmatch(b)
+	m := titleRE().FindSubmatch(b)
 	if m == nil {
 		return ""
 	}

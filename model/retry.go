@@ -35,6 +35,12 @@ type RetryOptions struct {
 // attempt the stream yields an EventRetry. The new attempt's text and
 // thoughts that repeat what was already yielded are not yielded again; if
 // it answers differently, an EventDiscard voids what came before.
+//
+// A tool call the endpoint rejected (ErrCallRejected: Groq validates calls
+// and refuses one that does not parse) is sent back at once as that call's
+// failed result, with the endpoint's message, as a client sends a failed
+// call back; the model writes it again, up to maxRejectedCalls times per
+// request. The rejected call is not part of the answer.
 func Retry(p Provider, o RetryOptions) Provider {
 	if o.Retries == 0 {
 		o.Retries = 5
@@ -79,6 +85,7 @@ func (r *retrying) Stream(ctx context.Context, req *Request) iter.Seq2[Event, er
 		maxAttempt := r.o.Retries + 1
 		start := r.o.Now()
 		var shown replay
+		rejected := 0
 		for attempt := 1; ; attempt++ {
 			var failed error
 			shown.rewind()
@@ -93,6 +100,16 @@ func (r *retrying) Stream(ctx context.Context, req *Request) iter.Seq2[Event, er
 			}
 			if failed == nil {
 				return
+			}
+			var me *Error
+			if errors.As(failed, &me) && me.Kind == ErrCallRejected && rejected < maxRejectedCalls && ctx.Err() == nil {
+				rejected++
+				req = withRejectedCall(req, me, rejected)
+				if !yield(Event{Kind: EventRetry, Retry: &RetryInfo{Attempt: rejected + 1, Max: maxRejectedCalls + 1, Err: failed}}, nil) {
+					return
+				}
+				attempt-- // not a failure of the endpoint: the retry budget stays
+				continue
 			}
 			if ctx.Err() != nil || !IsRetryable(failed) || attempt >= maxAttempt {
 				if attempt > 1 && IsRetryable(failed) && ctx.Err() == nil {

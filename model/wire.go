@@ -111,6 +111,9 @@ type wireError struct {
 	Type    string          `json:"type"`
 	Code    json.RawMessage `json:"code"`
 	Status  string          `json:"status"` // Gemini: "INVALID_ARGUMENT"
+	// FailedGeneration is the model's rejected call (Groq, with code
+	// "tool_use_failed").
+	FailedGeneration string `json:"failed_generation"`
 	// Metadata.Raw is the upstream provider's own message (OpenRouter).
 	Metadata *struct {
 		Raw          json.RawMessage `json:"raw"`

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -121,6 +122,34 @@ func (in *Input) PresentResult(r Result) View {
 		return nil
 	}
 	return in.present("presentResult", func(x any) View { return in.def.presentResult(x, r) })
+}
+
+// Preview returns the display data of what the call would do (Tool.Preview),
+// or nil: no preview, arguments that fail, a preview that failed or panicked.
+func (in *Input) Preview(ctx context.Context, c *Call) (meta json.RawMessage) {
+	if in == nil || in.def.preview == nil {
+		return nil
+	}
+	x, err := in.value()
+	if err != nil {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			in.def.logger().Warn("preview panicked", "tool", in.def.Name, "panic", r)
+			meta = nil
+		}
+	}()
+	return in.def.preview(ctx, c, x)
+}
+
+// PresentPreview is the view of a call from its preview (Preview's meta),
+// or nil: no preview, or a presenter that gives none.
+func (in *Input) PresentPreview(meta json.RawMessage) View {
+	if len(meta) == 0 {
+		return nil
+	}
+	return in.PresentResult(Result{Meta: meta})
 }
 
 // present runs a presenter on the decoded input, containing its panic.

@@ -45,10 +45,19 @@ type Tool[In, Out any] struct {
 	Render func(in In, out Out) []Content
 	// Meta returns display data stored with the result for PresentResult.
 	Meta func(in In, out Out) any
+	// EndsTurn, if set, says the turn ends after this result (Result.EndTurn).
+	EndsTurn func(in In, out Out) bool
 
 	// Optional, pure presenters: they read only their arguments and the stored result.
 	PresentCall   func(in In) View
 	PresentResult func(in In, r Result) View
+	// Preview says what the call would do, from the files as they are now,
+	// without doing it: an edit's hunks as they would be applied. Its Meta
+	// is stored with the call, and the call's card (and a permission
+	// request for it) shows PresentResult of a result with that Meta
+	// instead of PresentCall, so the diff the user approves is the diff
+	// that is applied. An error: no preview (the call's own card stands).
+	Preview func(ctx context.Context, c *Call, in In) (Out, error)
 
 	ConcurrencySafe func(in In) bool
 	// Timeout is enforced by the pipeline's timeout middleware, cooperatively:
@@ -132,6 +141,7 @@ type Def struct {
 	presentResult   func(in any, r Result) View
 	concurrencySafe func(in any) bool
 	permission      func(c *Call, in any) *Permission
+	preview         func(ctx context.Context, c *Call, in any) json.RawMessage
 }
 
 // outSpec is a tool's output schema and, when values must be checked at
@@ -297,6 +307,9 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 			}
 		}
 		r := Result{Content: render(in, out), Value: out}
+		if t.EndsTurn != nil {
+			r.EndTurn = t.EndsTurn(in, out)
+		}
 		if t.Meta != nil {
 			if m := t.Meta(in, out); m != nil {
 				b, err := json.Marshal(m)
@@ -352,6 +365,21 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 	}
 	if t.PresentCall != nil {
 		d.presentCall = func(x any) View { return t.PresentCall(x.(In)) }
+	}
+	if t.Preview != nil && t.Meta != nil && t.PresentResult != nil {
+		d.preview = func(ctx context.Context, c *Call, x any) json.RawMessage {
+			in := x.(In)
+			out, err := t.Preview(ctx, c, in)
+			if err != nil {
+				return nil
+			}
+			m := t.Meta(in, out)
+			if m == nil {
+				return nil
+			}
+			b, _ := json.Marshal(m)
+			return b
+		}
 	}
 	if t.PresentResult != nil {
 		d.presentResult = func(x any, r Result) View { return t.PresentResult(x.(In), r) }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/acp-bridge/acp-bridge/internal/jobs"
 )
 
 // Content is one model-facing content block of a tool result.
@@ -32,6 +34,9 @@ type Result struct {
 	// Context is additional context for the model (from post-execute
 	// hooks), delivered after the tool results of the step.
 	Context []string `json:"context,omitempty"`
+	// EndTurn: the turn ends after this step's results (a question the
+	// user could not be asked in the editor waits for their next message).
+	EndTurn bool `json:"endTurn,omitempty"`
 	// Value is the body's typed value (Out), for Code Mode bindings. It
 	// stays in the executing process: the log never stores it.
 	Value any `json:"-"`
@@ -87,6 +92,26 @@ type Files interface {
 // may skip its grace period, since nobody waits for a clean result.
 var ErrShutdown = errors.New("acp-bridge is shutting down: the editor disconnected")
 
+// Asker puts a question to the user through the editor and waits for the
+// answer.
+type Asker interface {
+	Ask(ctx context.Context, q Question) (Answer, error)
+}
+
+// Question is one question: a choice among Options, or a short free
+// answer when there are none.
+type Question struct {
+	Text    string
+	Options []string
+}
+
+// Answer is the user's: Action "accept" with Answer, or "decline" or
+// "cancel".
+type Answer struct {
+	Action string
+	Answer string
+}
+
 // Call carries what a running tool may use. The agent fills it in.
 type Call struct {
 	ID     string
@@ -97,6 +122,11 @@ type Call struct {
 	Roots  []string        // cwd plus additional directories
 	Files  Files           // nil: use the disk
 	Output func([]byte)    // live output (bash); nil when nobody listens
+	// Jobs is the session's background work (commands run in the
+	// background), which outlives the call and ends with the session;
+	// nil where there is none.
+	Jobs *jobs.Table
+	Ask  Asker // the user, when the editor can be asked (elicitation); nil otherwise
 
 	// input is Args decoded by the tool (Def.Input): made once, read by
 	// every stage after.

@@ -32,6 +32,7 @@ func (Title) EventType() string            { return TypeTitle }
 func (Usage) EventType() string            { return TypeUsage }
 func (ContextReset) EventType() string     { return TypeContextReset }
 func (Grant) EventType() string            { return TypeGrant }
+func (Archive) EventType() string          { return TypeArchive }
 func (SystemPrompt) EventType() string     { return TypeSystemPrompt }
 func (Compaction) EventType() string       { return TypeCompaction }
 func (CompactionChunk) EventType() string  { return TypeCompactionChunk }
@@ -58,6 +59,7 @@ func (Title) sealed()            {}
 func (Usage) sealed()            {}
 func (ContextReset) sealed()     {}
 func (Grant) sealed()            {}
+func (Archive) sealed()          {}
 func (SystemPrompt) sealed()     {}
 func (Compaction) sealed()       {}
 func (CompactionChunk) sealed()  {}
@@ -86,11 +88,14 @@ var decoders = map[string]func([]byte) (Payload, error){
 	TypeUsage:            decode[Usage],
 	TypeContextReset:     decode[ContextReset],
 	TypeGrant:            decode[Grant],
+	TypeArchive:          decode[Archive],
 	TypeSystemPrompt:     decode[SystemPrompt],
 	TypeCompaction:       decode[Compaction],
 	TypeCompactionChunk:  decode[CompactionChunk],
 	TypePrune:            decode[Prune],
 	TypeClientPrompt:     decode[ClientPrompt],
+	TypeJobStart:         decode[JobStart],
+	TypeJobEnd:           decode[JobEnd],
 }
 
 func decode[T Payload](data []byte) (Payload, error) {

@@ -10,6 +10,7 @@ const (
 	TypeUsage        = "usage"             // Usage: after each model call
 	TypeContextReset = "context/reset"     // ContextReset: /clear or /compact replaced the model's context
 	TypeGrant        = "permission/always" // Grant: an "always" answer the session remembers
+	TypeArchive      = "session/archive"   // Archive: the user archived or unarchived the session
 )
 
 // Choice is one value of a select control.
@@ -99,6 +100,13 @@ type Usage struct {
 type ContextReset struct {
 	Reason  string `json:"reason"` // "clear" | "compact"
 	Summary string `json:"summary,omitempty"`
+}
+
+// Archive records that the user archived the session (session/archive),
+// or took it out of the archive (Archived false). An archived session
+// stays whole and loadable; session/list leaves it out unless asked.
+type Archive struct {
+	Archived bool `json:"archived"`
 }
 
 // Grant is an "always allow" (Allowed) or "always reject" answer for the

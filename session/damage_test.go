@@ -82,7 +82,7 @@ func TestListLeavesOutCopiedLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lg.Append(New(Notice{Text: "x"}))
+	lg.Append(New(UserMessage{Prompt: []byte(`[{"type":"text","text":"x"}]`), Text: "x"})) // a used session: listed
 	lg.Close()
 	data, _ := os.ReadFile(filepath.Join(st.Dir(), "orig.jsonl"))
 	os.WriteFile(filepath.Join(st.Dir(), "copy.jsonl"), data, 0o600)

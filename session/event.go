@@ -87,6 +87,10 @@ type ToolCall struct {
 	Name   string          `json:"name"`
 	Args   json.RawMessage `json:"args"`
 	Parent string          `json:"parent,omitempty"`
+	// Preview is the display data of what the call would do, computed from
+	// the files when it was made (registry.Tool.Preview): the card and a
+	// permission request show it. Stored, so a replay needs no I/O.
+	Preview json.RawMessage `json:"preview,omitempty"`
 	// Input is the live call's decoded arguments, so the translator's
 	// presenters share the pipeline's one decode; never stored (a replay
 	// decodes Args).
@@ -137,7 +141,9 @@ type TurnEnd struct {
 }
 
 // Transient reports whether events of this type are never persisted.
-func Transient(typ string) bool { return typ == TypeToolOutput || typ == TypeCommands }
+func Transient(typ string) bool {
+	return typ == TypeToolOutput || typ == TypeCommands || typ == TypeJobOutput
+}
 
 // Log is a session's append-only event log, in memory.
 type Log struct {

@@ -21,10 +21,14 @@ type Info struct {
 	Created               time.Time // from the header
 	Updated               time.Time // time of the last event (Created when there is none)
 	Events                int
+	Prompts               int  // user messages: none means the chat was opened and never used
+	Archived              bool // the last session/archive event archived it
 }
 
-// List sums up every stored session that has at least one event, most
-// recently updated first. A log that cannot be read is left out and logged,
+// List sums up every stored session that was used (a prompt, or a title
+// given), most recently updated first. A session opened and never prompted
+// (a client may open one per chat window) is left out, so the picker is not
+// filled with bare untitled ids; it is still stored and loads. A log that cannot be read is left out and logged,
 // never fatal: one bad file must not hide the others. Summaries are cached
 // per file while its size and modification time stay the same, so listing
 // again reads only the logs that changed.
@@ -49,7 +53,7 @@ func (st *Store) List() ([]Info, error) {
 		if err != nil {
 			continue
 		}
-		if info.Events > 0 {
+		if info.Prompts > 0 || info.Title != "" {
 			out = append(out, info)
 		}
 	}
@@ -77,7 +81,7 @@ func (st *Store) summary(name string, fi os.FileInfo) (Info, error) {
 		return c.info, c.err
 	}
 	p := filepath.Join(st.dir, name)
-	h, evs, _, _, err := readFileOf(p, func(typ string) bool { return typ == TypeTitle || typ == TypeUserMessage })
+	h, evs, _, _, err := readFileOf(p, func(typ string) bool { return typ == TypeTitle || typ == TypeUserMessage || typ == TypeArchive })
 	if err == nil && h.ID+".jsonl" != name {
 		// A log copied or renamed: session/load of its id opens the
 		// file named after it, not this one, and listing both would show
@@ -103,8 +107,20 @@ func (st *Store) summary(name string, fi os.FileInfo) (Info, error) {
 func Summarize(h Header, evs []Event) Info {
 	info := Info{ID: h.ID, Cwd: h.Cwd, AdditionalDirectories: h.AdditionalDirectories,
 		Created: h.Created, Updated: h.Created, Events: len(evs)}
-	if len(evs) > 0 {
-		info.Updated = evs[len(evs)-1].Time
+	// Archiving is not an update of the conversation: the session keeps
+	// its place in the list order.
+	for i := len(evs) - 1; i >= 0; i-- {
+		if _, ok := evs[i].Payload.(Archive); ok {
+			continue
+		}
+		info.Updated = evs[i].Time
+		break
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if a, ok := evs[i].Payload.(Archive); ok {
+			info.Archived = a.Archived
+			break
+		}
 	}
 	// The session's own title (the last one given) wins; until it has one,
 	// its first prompt names it.
@@ -114,11 +130,11 @@ func Summarize(h Header, evs []Event) Info {
 		}
 	}
 	for _, ev := range evs {
-		if info.Title != "" {
-			break
-		}
 		if m, ok := ev.Payload.(UserMessage); ok {
-			info.Title = TitleFrom(m.Text)
+			info.Prompts++
+			if info.Title == "" {
+				info.Title = TitleFrom(m.Text)
+			}
 		}
 	}
 	return info

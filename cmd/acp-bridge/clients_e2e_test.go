@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // These tests drive the built bridge with clients that behave as the ACP
@@ -297,4 +299,241 @@ func TestBinaryCodeModeInAPlainClient(t *testing.T) {
 			t.Errorf("option name cut: %q", n)
 		}
 	}
+}
+
+// Point 9: an app on the AI SDK provider takes rawOutput as the tool's
+// result: the command's output for bash, the error text for a failed call
+// (which it reads as content items). Its session/set_model is answered as
+// the model config option is, and a prompt sent while a turn runs is
+// answered after it, not refused.
+func TestBinaryAISDKProvider(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	m := &oaiMock{t: t, steps: steps(
+		answer("tool_calls", toolCall("c_bash", "bash", `{"command":"echo the output; echo a warning >&2","description":"Print"}`)),
+		answer("tool_calls", toolCall("c_missing", "read", `{"file_path":"missing.txt"}`)),
+		answer("stop", delta(`{"content":"Done."}`, "")),
+		answer("stop", delta(`{"content":"One."}`, "")),
+		answer("stop", delta(`{"content":"Two."}`, "")))}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	c, _ := startClient(t, aiSDKProfile, mockEnv, mockArgs(srv)...)
+	sess := c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
+	sid := sess["sessionId"]
+	c.call("session/prompt", textPrompt(sid, "run it"))
+
+	// What the provider hands the app: rawOutput, and for a failed call
+	// the text of its content items (formatToolError).
+	final := func(id string) map[string]any {
+		cards := c.card(id)
+		return cards[len(cards)-1]
+	}
+	itemsText := func(raw any) string {
+		var parts []string
+		for _, blk := range asList(raw) {
+			b := blk.(map[string]any)
+			if cc, ok := b["content"].(map[string]any); ok && b["type"] == "content" && cc["type"] == "text" {
+				parts = append(parts, cc["text"].(string))
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	if got := itemsText(final("c_bash")["rawOutput"]); !strings.Contains(got, "the output") || !strings.Contains(got, "a warning") || !strings.Contains(got, "[exit code: 0]") {
+		t.Errorf("bash rawOutput gives the app %q; card %v", got, final("c_bash"))
+	}
+	if f := final("c_missing"); f["status"] != "failed" || !strings.Contains(itemsText(f["rawOutput"]), "file not found") {
+		t.Errorf("a failed call's rawOutput gives the app %q; card %v", itemsText(f["rawOutput"]), f)
+	}
+
+	// session/set_model, as the model config option.
+	var current string
+	for _, o := range asList(sess["configOptions"]) {
+		if o := o.(map[string]any); o["id"] == "model" {
+			current = o["currentValue"].(string)
+		}
+	}
+	res := c.call("session/set_model", map[string]any{"sessionId": sid, "modelId": current})
+	if len(asList(res["configOptions"])) == 0 {
+		t.Errorf("session/set_model answered %v", res)
+	}
+	if _, err := c.request("session/set_model", map[string]any{"sessionId": sid, "modelId": "no/such-model"}); err == nil || err.Code != -32602 {
+		t.Errorf("session/set_model of an unknown model: %+v, want -32602 as the config option gives", err)
+	}
+
+	// Two prompts at once: both answered, in order.
+	results, errs := c.concurrent([2]any{"session/prompt", textPrompt(sid, "one")}, [2]any{"session/prompt", textPrompt(sid, "two")})
+	for i, r := range results {
+		if errs[i] != nil || r["stopReason"] != "end_turn" {
+			t.Errorf("prompt %d: %v, %+v", i+1, r, errs[i])
+		}
+	}
+	if len(m.reqs) != 5 || lastUserMessage(m.reqs[3]) != "one" || lastUserMessage(m.reqs[4]) != "two" {
+		t.Errorf("the model saw %d requests; the last two for %q, %q", len(m.reqs), lastUserMessage(m.reqs[3]), lastUserMessage(m.reqs[4]))
+	}
+}
+
+// Point 8: codecompanion opens a process per chat; chats opened and never
+// used do not fill the session picker, and stay loadable.
+func TestBinaryUnusedChatsNotListed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	m := &oaiMock{t: t, steps: steps(answer("stop", delta(`{"content":"Hi."}`, "")))}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	state, work := t.TempDir(), t.TempDir()
+	var ids []any
+	for i := range 3 {
+		c, _ := startClient(t, codeCompanionProfile, mockEnv, mockArgs(srv, "--state-dir", state)...)
+		sid := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"]
+		ids = append(ids, sid)
+		if i == 1 {
+			c.call("session/prompt", textPrompt(sid, "the one used chat"))
+		}
+		c.call("session/close", map[string]any{"sessionId": sid})
+	}
+	c, _ := startClient(t, codeCompanionProfile, mockEnv, mockArgs(srv, "--state-dir", state)...)
+	list := asList(c.call("session/list", map[string]any{"cwd": work})["sessions"])
+	if len(list) != 1 || list[0].(map[string]any)["sessionId"] != ids[1] || list[0].(map[string]any)["title"] != "the one used chat" {
+		t.Errorf("session/list = %v, want only the used chat %v", list, ids[1])
+	}
+	c.call("session/load", map[string]any{"sessionId": ids[0], "cwd": work, "mcpServers": []any{}}) // unlisted, still there
+}
+
+// Point 1: the diff the user approves is the diff that is applied. The
+// pending card and the permission request carry the hunks computed from
+// the file as it is now, with the context lines and final newline the
+// completed card has (agent-shell renders oldText/newText as given).
+func TestBinaryApprovedDiffIsAppliedDiff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	for _, p := range []clientProfile{agentShellProfile, codeCompanionProfile, zedProfile} {
+		t.Run(p.name, func(t *testing.T) {
+			work := t.TempDir()
+			file := filepath.Join(work, "notes.txt")
+			os.WriteFile(file, []byte("one\ntwo\nthree\nfour\nfive\nsix\nseven\n"), 0o644)
+			m := &oaiMock{t: t, steps: steps(
+				answer("tool_calls", toolCall("c_read", "read", `{"file_path":"notes.txt"}`)),
+				answer("tool_calls", toolCall("c_edit", "edit", `{"file_path":"notes.txt","old_string":"four","new_string":"FOUR"}`)),
+				answer("stop", delta(`{"content":"Done."}`, "")))}
+			srv := httptest.NewServer(m)
+			defer srv.Close()
+			c, _ := startClient(t, p, mockEnv, mockArgs(srv)...)
+			sid := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"]
+			c.call("session/prompt", textPrompt(sid, "edit it"))
+			if b, _ := os.ReadFile(file); string(b) != "one\ntwo\nthree\nFOUR\nfive\nsix\nseven\n" {
+				t.Fatalf("file = %q", b)
+			}
+			diffOf := func(u map[string]any) map[string]any {
+				for _, it := range asList(u["content"]) {
+					if it := it.(map[string]any); it["type"] == "diff" {
+						return it
+					}
+				}
+				return nil
+			}
+			cards := c.card("c_edit")
+			pending, completed := diffOf(cards[0]), diffOf(cards[len(cards)-1])
+			if completed == nil || cards[len(cards)-1]["status"] != "completed" {
+				t.Fatalf("completed card: %v", cards[len(cards)-1])
+			}
+			if !strings.HasSuffix(completed["oldText"].(string), "\n") || !strings.Contains(completed["oldText"].(string), "three\nfour\nfive") {
+				t.Errorf("the completed card's hunk lacks its context: %v", completed)
+			}
+			if fmt.Sprint(pending) != fmt.Sprint(completed) {
+				t.Errorf("pending card's diff\n%v\nis not the applied one\n%v", pending, completed)
+			}
+			if len(c.perms) != 1 {
+				t.Fatalf("%d permission requests, want 1", len(c.perms))
+			}
+			asked := diffOf(c.perms[0]["toolCall"].(map[string]any))
+			if fmt.Sprint(asked) != fmt.Sprint(completed) {
+				t.Errorf("the permission request's diff\n%v\nis not the applied one\n%v", asked, completed)
+			}
+		})
+	}
+}
+
+// Point 7: codecompanion runs one bridge per chat, and its /resume asks a
+// new chat's bridge for a session another chat's bridge holds. An idle
+// session is handed over: the old chat is told where it went, and a prompt
+// there is refused saying how to take it back. A session running a turn is
+// not taken: the resume fails saying what to do. Never a silent new session.
+func TestBinaryResumeHeldByAnotherChat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	release := make(chan struct{})
+	m := &oaiMock{t: t, steps: steps(
+		answer("stop", delta(`{"content":"First answer."}`, "")),
+		func(w http.ResponseWriter, _ map[string]any) { // the old chat's second turn: slow
+			<-release
+			sseWrite(w, 1<<20, delta(`{"content":"Slow answer."}`, "stop"))
+		},
+		answer("stop", delta(`{"content":"Answer in the new chat."}`, "")))}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	state, work := t.TempDir(), t.TempDir()
+	args := mockArgs(srv, "--state-dir", state)
+
+	old, _ := startClient(t, codeCompanionProfile, mockEnv, args...)
+	sid := old.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"].(string)
+	old.call("session/prompt", textPrompt(sid, "hello"))
+
+	// Busy: the old chat runs a turn; the new chat's resume is refused.
+	old.nextID++
+	old.send(map[string]any{"jsonrpc": "2.0", "id": old.nextID, "method": "session/prompt", "params": textPrompt(sid, "think slowly")})
+	holder := filepath.Join(state, sid+".jsonl.holder")
+	waitForFile(t, holder, `"busy":true`)
+	fresh, _ := startClient(t, codeCompanionProfile, mockEnv, args...)
+	_, err := fresh.request("session/resume", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}})
+	if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "running a turn") || !strings.Contains(err.Message, "resume the session again") {
+		t.Fatalf("resume of a busy session: %+v, want -32602 saying it runs a turn and what to do", err)
+	}
+	close(release)
+	for old.out.Scan() { // the slow prompt's answer
+		var msg map[string]any
+		json.Unmarshal(old.out.Bytes(), &msg)
+		if msg["id"] == float64(old.nextID) {
+			break
+		}
+	}
+
+	// Idle: handed over.
+	res := fresh.call("session/resume", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}})
+	if res == nil {
+		t.Fatal("resume answered nothing")
+	}
+	if r := fresh.call("session/prompt", textPrompt(sid, "go on here")); r["stopReason"] != "end_turn" {
+		t.Errorf("prompt in the new chat: %v", r)
+	}
+	_, err = old.request("session/prompt", textPrompt(sid, "still here?"))
+	if err == nil || !strings.Contains(err.Message, "continues in another window") || !strings.Contains(err.Message, "resume it here") {
+		t.Errorf("prompt in the old chat after the hand-over: %+v", err)
+	}
+	var told strings.Builder
+	for _, u := range old.updates("agent_message_chunk") {
+		told.WriteString(fmt.Sprint(u["content"].(map[string]any)["text"]))
+	}
+	if !strings.Contains(told.String(), "continues in another window") {
+		t.Errorf("the old chat was not told: %q", told.String())
+	}
+	if lastUserMessage(m.reqs[len(m.reqs)-1]) != "go on here" || !strings.Contains(fmt.Sprint(m.reqs[len(m.reqs)-1]["messages"]), "Slow answer.") {
+		t.Errorf("the new chat's request lacks the thread: %v", m.reqs[len(m.reqs)-1]["messages"])
+	}
+}
+
+// waitForFile polls until path holds want (a state, not a time: it fails
+// only if it never does).
+func waitForFile(t *testing.T, path, want string) {
+	t.Helper()
+	for range 2000 {
+		if b, _ := os.ReadFile(path); strings.Contains(string(b), want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s never held %s", path, want)
 }

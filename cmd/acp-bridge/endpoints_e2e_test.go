@@ -83,6 +83,11 @@ func TestBinaryRecordedEndpoints(t *testing.T) {
 		{"OpenRouter error mid-stream, retried", []string{"openrouter-midstream-error.http", "full-answer.http"}, 0, ""},
 		{"Gemini two calls in one delta", []string{"gemini-parallel-tools.http", "full-answer.http"}, 2, ""},
 		{"the same call id in every response", []string{"duplicate-ids.http", "duplicate-ids.http", "full-answer.http"}, 4, ""},
+		// The rejected call goes back as its failed result (a retry notice
+		// says so); the next answer's call runs.
+		{"Groq tool_use_failed error, recovered", []string{"groq-tool-use-failed.http", "groq-after-tool-use-failed.http", "full-answer.http"}, 1,
+			"Need to read go.mod.The argument is file_path."},
+		{"vLLM without a tool parser: Hermes markup in the text", []string{"vllm-leaked-hermes.http", "full-answer.http"}, 1, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,5 +139,28 @@ func TestBinaryRecordedEndpoints(t *testing.T) {
 				t.Errorf("the final answer appears %d times:\n%s", n, text)
 			}
 		})
+	}
+}
+
+// TestBinaryTokenLimitThenInBandError: MiniMax through OpenRouter ends an
+// answer at the token limit and then reports "Token limit reached" as an
+// error. The turn ends with max_tokens, not an error, keeping the thoughts.
+func TestBinaryTokenLimitThenInBandError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	srv := recordedEndpoint(t, "openrouter-minimax-length.http")
+	c := startE2E(t, nil, "--base-url", srv.URL+"/v1", "--model", "m", "--state-dir", "")
+	sid := c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})["sessionId"]
+	res, err := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "explain"}}})
+	if err != nil || res["stopReason"] != "max_tokens" {
+		t.Fatalf("prompt = %v, %+v; want stopReason max_tokens", res, err)
+	}
+	var thought strings.Builder
+	for _, u := range c.updates("agent_thought_chunk") {
+		thought.WriteString(u["content"].(map[string]any)["text"].(string))
+	}
+	if thought.String() != "The user wants the whole module tree explained. Start with go.mod, then" {
+		t.Errorf("thoughts %q", thought.String())
 	}
 }

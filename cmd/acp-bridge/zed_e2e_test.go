@@ -27,11 +27,13 @@ type zedClient struct {
 	profile clientProfile
 	stderr  func() string    // what the bridge wrote to stderr so far
 	perms   []map[string]any // session/request_permission params, in order
-	in      io.WriteCloser
-	out     *bufio.Scanner
-	nextID  int
-	notes   []map[string]any // session/update params, in order
-	raw     []int            // the size of every session/update line
+	// answered: the method of each response, in the order they came
+	answered []string
+	in       io.WriteCloser
+	out      *bufio.Scanner
+	nextID   int
+	notes    []map[string]any // session/update params, in order
+	raw      []int            // the size of every session/update line
 	// format is Zed's formatter: applied to every write before it is saved.
 	format func(string) string
 	writes []string // the paths written through the editor
@@ -55,10 +57,24 @@ func (c *zedClient) send(v any) {
 // bridge's requests as Zed would on the way.
 func (c *zedClient) request(method string, params any) (map[string]any, *rpcError) {
 	c.t.Helper()
-	c.nextID++
-	id := c.nextID
-	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	for c.out.Scan() {
+	res, errs := c.concurrent([2]any{method, params})
+	return res[0], errs[0]
+}
+
+// concurrent sends the requests ({method, params} each) one after the
+// other without waiting, then reads until every one is answered; the
+// results and errors are in the order sent.
+func (c *zedClient) concurrent(reqs ...[2]any) ([]map[string]any, []*rpcError) {
+	c.t.Helper()
+	index := map[float64]int{}
+	for i, r := range reqs {
+		c.nextID++
+		index[float64(c.nextID)] = i
+		c.send(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": r[0], "params": r[1]})
+	}
+	results, errs := make([]map[string]any, len(reqs)), make([]*rpcError, len(reqs))
+	pending := len(reqs)
+	for pending > 0 && c.out.Scan() {
 		var msg struct {
 			JSONRPC string          `json:"jsonrpc"`
 			ID      any             `json:"id"`
@@ -78,17 +94,26 @@ func (c *zedClient) request(method string, params any) (map[string]any, *rpcErro
 			c.raw = append(c.raw, len(c.out.Bytes()))
 		case msg.Method != "" && msg.ID != nil:
 			c.serve(msg.ID, msg.Method, msg.Params)
-		case msg.ID == float64(id):
-			if msg.Error != nil {
-				return nil, msg.Error
+		default:
+			id, _ := msg.ID.(float64)
+			i, ok := index[id]
+			if !ok {
+				continue
 			}
-			var res map[string]any
-			json.Unmarshal(msg.Result, &res)
-			return res, nil
+			delete(index, id)
+			pending--
+			c.answered = append(c.answered, reqs[i][0].(string))
+			if msg.Error != nil {
+				errs[i] = msg.Error
+				continue
+			}
+			json.Unmarshal(msg.Result, &results[i])
 		}
 	}
-	c.t.Fatalf("the bridge closed stdout while %s was pending: %v", method, c.out.Err())
-	return nil, nil
+	if pending > 0 {
+		c.t.Fatalf("the bridge closed stdout while %d requests were pending: %v", pending, c.out.Err())
+	}
+	return results, errs
 }
 
 func (c *zedClient) call(method string, params any) map[string]any {

@@ -91,6 +91,8 @@ type Args struct {
 	Description string `json:"description,omitempty" jsonschema:"What the command does, in 5-10 words, for the user"`
 	TimeoutMs   int    `json:"timeout_ms,omitempty" jsonschema:"Milliseconds before the command is killed (default 120000, at most 600000)"`
 	Workdir     string `json:"workdir,omitempty" jsonschema:"Directory to run in, absolute or relative to the workspace root (default: the workspace root)"`
+	// RunInBackground starts the command as a background job (jobs.go).
+	RunInBackground bool `json:"run_in_background,omitempty" jsonschema:"Start the command as a background job and return at once with its id (for servers, watchers, databases); read its output with job_output, stop it with job_stop. No timeout; it ends when the session closes"`
 }
 
 // Outcome is a finished command. Stdout and Stderr are what the model
@@ -106,6 +108,9 @@ type Outcome struct {
 	Stderr          StreamResult `json:"stderr"`
 	Output          string       `json:"output"`
 	OutputTruncated bool         `json:"output_truncated,omitempty"`
+	// Job is the id of the background job the call started (the command
+	// runs on; nothing else is set).
+	Job string `json:"job,omitempty"`
 }
 
 // Truncated reports whether the model saw only a tail of some stream.
@@ -132,7 +137,9 @@ const description = "Run a shell command with `bash -c` in the workspace (or wor
 	"(default 120000, at most 600000) with its whole process group, and background processes " +
 	"do not outlive the call. The result ends with [exit code: N], [killed by signal: SIG] " +
 	"or [timed out after Nms]: check it and investigate failures before moving on. " +
-	"Long output keeps its last 64 KB per stream; the full output's file is named when cut."
+	"Long output keeps its last 64 KB per stream; the full output's file is named when cut. " +
+	"For a command that must keep running (a dev server, a watcher, a database), set run_in_background: " +
+	"the call returns a job id at once, and job_output and job_stop reach the job."
 
 // Tool returns the bash tool definition.
 func Tool(o *Options) registry.Tool[Args, Outcome] {
@@ -192,6 +199,9 @@ func presentResult(in Args, r registry.Result) registry.View {
 // went, then how the command ended. Colour and cursor codes are noise to a
 // model (and cost tokens): they go; the terminal card keeps them.
 func render(o Outcome) string {
+	if o.Job != "" {
+		return "Started in the background as " + o.Job + " (in " + o.Cwd + "). Read its output with job_output, stop it with job_stop; it ends when the session closes."
+	}
 	var parts []string
 	if out := strings.TrimRight(ansi.Strip(o.Stdout.Text), "\n"); out != "" {
 		parts = append(parts, out)
@@ -245,6 +255,9 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	cwd := workdir(c, in.Workdir)
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
 		return Outcome{}, registry.Errorf("BASH_WORKDIR", fmt.Sprintf("workdir %s is not a directory", cwd))
+	}
+	if in.RunInBackground {
+		return startJob(c, in, cwd, o)
 	}
 	timeout := o.DefaultTimeout
 	if in.TimeoutMs > 0 {

@@ -54,36 +54,64 @@ func editTool() registry.Tool[editArgs, changeOut] {
 		PresentResult: func(in editArgs, r registry.Result) registry.View {
 			return changeCard("Edit "+in.FilePath, in.FilePath, r)
 		},
+		Preview: previewEdit,
 		Permission: func(c *registry.Call, in editArgs) *registry.Permission {
 			return editPermission(c, resolve(c.Cwd, in.FilePath))
 		},
 	}
 }
 
-func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, error) {
+// previewEdit is the edit as it would be applied to the file as it is now:
+// its hunks with their context, as the finished card shows them. The read
+// is not recorded as the session reading the file.
+func previewEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, error) {
 	path := resolve(c.Cwd, in.FilePath)
 	out := changeOut{Path: path, All: in.ReplaceAll}
+	content, edits, note, err := planEdit(ctx, c, path, in, nil)
+	if err != nil {
+		return out, err
+	}
+	out.Matched = note
+	updated := apply(content, edits)
+	out.Replaced = len(edits)
+	out.Line = firstChangedLine(&content, updated)
+	out.Diffs = diffs.FromEdits(path, content, edits)
+	return out, nil
+}
+
+// planEdit reads the file and finds the edit's replacements in it; check,
+// if any, judges the text read before anything is looked for in it.
+func planEdit(ctx context.Context, c *registry.Call, path string, in editArgs, check func(content string) error) (content string, edits []diffs.Edit, note string, err error) {
 	if in.OldString == "" {
-		return out, registry.Errorf("FS_INVALID_EDIT", "old_string must not be empty; use write to create a file or replace all of it")
+		return "", nil, "", registry.Errorf("FS_INVALID_EDIT", "old_string must not be empty; use write to create a file or replace all of it")
 	}
 	if in.OldString == in.NewString {
-		return out, registry.Errorf("FS_INVALID_EDIT", "old_string and new_string are identical; there is nothing to change")
+		return "", nil, "", registry.Errorf("FS_INVALID_EDIT", "old_string and new_string are identical; there is nothing to change")
 	}
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist) && c.Files == nil:
-		return out, notFound(path)
+		return "", nil, "", notFound(path)
 	case err == nil && st.IsDir():
-		return out, registry.Errorf("FS_IS_DIRECTORY", fmt.Sprintf("%s is a directory, not a file", path))
+		return "", nil, "", registry.Errorf("FS_IS_DIRECTORY", fmt.Sprintf("%s is a directory, not a file", path))
 	}
-	content, err := readText(ctx, c, path, err == nil)
+	content, err = readText(ctx, c, path, err == nil)
 	if err != nil {
-		return out, err
+		return "", nil, "", err
 	}
-	if err := checkFresh(c, "edit", path, content); err != nil {
-		return out, err
+	if check != nil {
+		if err := check(content); err != nil {
+			return "", nil, "", err
+		}
 	}
-	edits, note, err := findEdits(path, content, in.OldString, in.NewString, in.ReplaceAll)
+	edits, note, err = findEdits(path, content, in.OldString, in.NewString, in.ReplaceAll)
+	return content, edits, note, err
+}
+
+func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, error) {
+	path := resolve(c.Cwd, in.FilePath)
+	out := changeOut{Path: path, All: in.ReplaceAll}
+	content, edits, note, err := planEdit(ctx, c, path, in, func(content string) error { return checkFresh(c, "edit", path, content) })
 	if err != nil {
 		return out, err
 	}

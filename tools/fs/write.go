@@ -42,6 +42,7 @@ func writeTool() registry.Tool[writeArgs, changeOut] {
 		PresentResult: func(in writeArgs, r registry.Result) registry.View {
 			return changeCard("Write "+in.FilePath, in.FilePath, r)
 		},
+		Preview: previewWrite,
 		Permission: func(c *registry.Call, in writeArgs) *registry.Permission {
 			return editPermission(c, resolve(c.Cwd, in.FilePath))
 		},
@@ -55,6 +56,31 @@ func editPermission(c *registry.Call, path string) *registry.Permission {
 		return p
 	}
 	return &registry.Permission{Reason: "edit " + path, Key: "edit:" + c.Cwd, Subject: "edits in this workspace", Rule: "Edit(./**)"}
+}
+
+// previewWrite is the write as it would change the file as it is now: a
+// new file whole, an existing one as hunks with context.
+func previewWrite(ctx context.Context, c *registry.Call, in writeArgs) (changeOut, error) {
+	path := resolve(c.Cwd, in.FilePath)
+	out := changeOut{Path: path}
+	var old *string
+	switch st, err := os.Stat(path); {
+	case errors.Is(err, iofs.ErrNotExist):
+		out.Created = true
+	case err != nil:
+		return out, err
+	case st.IsDir():
+		return out, registry.Errorf("FS_IS_DIRECTORY", fmt.Sprintf("%s is a directory, not a file", path))
+	default:
+		cur, err := readText(ctx, c, path, true)
+		if err != nil {
+			return out, err
+		}
+		old = &cur
+	}
+	out.Diffs = diffs.Compute(path, old, in.Content)
+	out.Line = firstChangedLine(old, in.Content)
+	return out, nil
 }
 
 func runWrite(ctx context.Context, c *registry.Call, in writeArgs) (changeOut, error) {

@@ -153,6 +153,33 @@ const scenarios = {
       await call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) });
     });
   },
+
+  // Rename and archive a session, then again after a restart: both
+  // survive it, the archived session is out of the default list and
+  // loads as before.
+  async titles() {
+    let sid;
+    await bridge(async (ctx) => {
+      const init0 = await init(ctx);
+      seen.responses.caps0 = init0?.agentCapabilities?.sessionCapabilities ?? {};
+      const s = await newSession(ctx);
+      sid = s.sessionId;
+      await call(ctx, "prompt", "session/prompt", { sessionId: sid, prompt: text(scenario.prompt) });
+      await call(ctx, "setTitle", "session/set_title", { sessionId: sid, title: scenario.title });
+      await call(ctx, "archive", "session/archive", { sessionId: sid });
+      await call(ctx, "list0", "session/list", {});
+      await call(ctx, "listAll0", "session/list", { archived: "include" });
+    });
+    await bridge(async (ctx) => {
+      await init(ctx);
+      await call(ctx, "list1", "session/list", {});
+      await call(ctx, "listOnly1", "session/list", { archived: "only" });
+      mark("load", sid);
+      await call(ctx, "load", "session/load", { sessionId: sid, cwd: scenario.cwd, mcpServers: [] });
+      await call(ctx, "unarchive", "session/unarchive", { sessionId: sid });
+      await call(ctx, "list2", "session/list", {});
+    });
+  },
 };
 
 try {

@@ -68,6 +68,12 @@ func FuzzFind(f *testing.F) {
 				}
 				continue
 			}
+			if r.Inline {
+				if len(ol) != 1 || normalize(region, r.Tolerance) != normalize(o, r.Tolerance) || strings.Contains(region, "\n") {
+					t.Fatalf("inline region %q does not match %q at tolerance %d", region, o, r.Tolerance)
+				}
+				continue
+			}
 			// A tolerant region is whole lines: it starts a line and ends
 			// one (or the file).
 			if e.Start > 0 && content[e.Start-1] != '\n' && !(e.Start == len("\uFEFF") && strings.HasPrefix(content, "\uFEFF")) {

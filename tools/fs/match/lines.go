@@ -1,6 +1,7 @@
 package match
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -142,3 +143,56 @@ func indent(l string) (ws, body string) {
 }
 
 func blank(l string) bool { return strings.Trim(l, " \t") == "" }
+
+// inline finds a one-line old inside lines, ignoring runs of whitespace
+// and reading typographic punctuation as ASCII (opencode's
+// WhitespaceNormalizedReplacer matches inside a line too). It returns the
+// byte spans in content and the step that was needed.
+func (f *file) inline(old string) (spans [][2]int, tol Tolerance) {
+	tokens := strings.Fields(old)
+	if len(tokens) == 0 {
+		return nil, Exact
+	}
+	var pat strings.Builder
+	for i, tok := range tokens {
+		if i > 0 {
+			pat.WriteString(`[^\S\n]+`)
+		}
+		for _, r := range tok {
+			if alts, ok := punctClass[asciiOf(r)]; ok {
+				pat.WriteString(alts)
+			} else {
+				pat.WriteString(regexp.QuoteMeta(string(r)))
+			}
+		}
+	}
+	re, err := regexp.Compile(pat.String())
+	if err != nil {
+		return nil, Exact
+	}
+	tol = InnerSpace
+	for i, l := range f.text {
+		for _, m := range re.FindAllStringIndex(l, -1) {
+			spans = append(spans, [2]int{f.start[i] + m[0], f.start[i] + m[1]})
+			if got := l[m[0]:m[1]]; asciiPunct(got) != got || asciiPunct(old) != old {
+				tol = Punctuation
+			}
+		}
+	}
+	return spans, tol
+}
+
+// asciiOf is r's ASCII look-alike, or r.
+func asciiOf(r rune) rune {
+	if a, ok := punct[r]; ok {
+		return a
+	}
+	return r
+}
+
+// punctClass matches an ASCII dash or quote and its typographic forms.
+var punctClass = map[rune]string{
+	'-':  "[-\u2010-\u2015\u2212]",
+	'\'': "['\u2018-\u201B]",
+	'"':  "[\"\u201C-\u201F]",
+}

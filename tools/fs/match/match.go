@@ -18,6 +18,8 @@
 //  4. line by line, ignoring runs of whitespace inside lines (opencode);
 //  5. line by line, with typographic dashes, quotes and spaces read as
 //     ASCII (codex);
+//  6. for a one-line old_string, inside a line, ignoring whitespace runs
+//     and typographic punctuation (opencode);
 //
 // and then the same ladder again on old_string repaired in one way the
 // peers' tests show models get wrong: line-number prefixes copied from a
@@ -75,6 +77,9 @@ type Result struct {
 	Repair    Repair
 	// Lines are the 1-based first lines of the matched regions.
 	Lines []int
+	// Inline: a one-line old_string matched inside a line; otherwise a
+	// tolerant match replaces whole lines.
+	Inline bool
 }
 
 // Tolerant reports whether anything but an exact match was needed.
@@ -186,6 +191,11 @@ func find(path, content, old, new string, all bool) (Result, error) {
 			}
 			return r, nil
 		}
+		if len(ol) == 1 && !ot {
+			if r, ok, err := f.inlineMatch(path, o, n, all, rep); ok {
+				return r, err
+			}
+		}
 	}
 	return Result{}, notFound(path, f, old)
 }
@@ -257,4 +267,33 @@ func toLines(s string) (lines []string, trailing bool) {
 	}
 	trailing = strings.HasSuffix(s, "\n")
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n"), trailing
+}
+
+// inlineMatch is the last try for a one-line old: inside a line, ignoring
+// whitespace runs and typographic punctuation. ok is false when it found
+// nothing.
+func (f *file) inlineMatch(path, old, new string, all bool, rep Repair) (Result, bool, error) {
+	spans, tol := f.inline(old)
+	r := Result{Tolerance: tol, Repair: rep, Inline: true}
+	switch {
+	case len(spans) == 0:
+		return r, false, nil
+	case len(spans) > 1 && !all:
+		starts := make([]int, len(spans))
+		for i, s := range spans {
+			starts[i] = strings.Count(f.content[:s[0]], "\n")
+		}
+		return Result{}, true, ambiguous(path, len(spans), starts, 1, r)
+	}
+	n := withEnding(new, lineEnding(f.content))
+	for _, s := range spans {
+		got := f.content[s[0]:s[1]]
+		nn := n
+		if tol == Punctuation {
+			nn = punctLike(n, []string{old}, []string{got})
+		}
+		r.Edits = append(r.Edits, diffs.Edit{Start: s[0], End: s[1], New: nn})
+		r.Lines = append(r.Lines, strings.Count(f.content[:s[0]], "\n")+1)
+	}
+	return r, true, nil
 }

@@ -58,6 +58,9 @@ func TestTolerances(t *testing.T) {
 			{name: "a kept line keeps its alignment", file: "a   = 1\nbb  = 2\n", old: "a = 1\nbb = 2", new: "a = 1\nbb = 3", want: "a   = 1\nbb = 3\n", tol: match.InnerSpace},
 			{name: "ambiguous", file: "a  b\na   b\n", old: "a b", new: "c", code: match.CodeAmbiguous, contains: "ignoring whitespace"},
 			{name: "not across a missing space", file: "a=b\n", old: "a = b", new: "c", code: match.CodeNotFound},
+			{name: "inside a line", file: "r := calc(a,   b) + 1\n", old: "calc(a, b)", new: "calc(b, a)", want: "r := calc(b, a) + 1\n", tol: match.InnerSpace},
+			{name: "inside a line, not across lines", file: "f(a,\n  b)\n", old: "f(a, b)", new: "g", code: match.CodeNotFound},
+			{name: "inside a line, ambiguous", file: "x(a,  b) y(a,   b)\n", old: "(a, b)", new: "z", code: match.CodeAmbiguous, contains: "2 places (line 1, line 1)"},
 		},
 		"punctuation": {
 			{name: "en dash in the file kept for changed text", file: "1\u20132\n", old: "1-2", new: "1-3", want: "1\u20133\n", tol: match.Punctuation},
@@ -65,6 +68,7 @@ func TestTolerances(t *testing.T) {
 			{name: "curly quotes in the file", file: "say(\u201chi\u201d)\n", old: "say(\"hi\")", new: "say(\"bye\")", want: "say(\u201cbye\u201d)\n", tol: match.Punctuation},
 			{name: "curly quotes in old, ascii file", file: "say(\"hi\")\n", old: "say(\u201chi\u201d)", new: "say(\u201cbye\u201d)", want: "say(\"bye\")\n", tol: match.Punctuation},
 			{name: "apostrophe", file: "it\u2019s\n", old: "it's", new: "it's not", want: "it\u2019s not\n", tol: match.Punctuation},
+			{name: "inside a line", file: "Say \u201chello\u201d twice.\n", old: "\"hello\"", new: "\"bye\"", want: "Say \u201cbye\u201d twice.\n", tol: match.Punctuation},
 			{name: "ambiguous", file: "\u201ca\u201d\n\u201ca\u201d\n", old: "\"a\"", new: "b", code: match.CodeAmbiguous, contains: "typographic punctuation"},
 		},
 		"line numbers": {
@@ -81,6 +85,10 @@ func TestTolerances(t *testing.T) {
 			{name: "newline and tab", file: "if a {\n\tb()\n}\n", old: "if a {\\n\\tb()\\n}", new: "if a {\\n\\tc()\\n}", want: "if a {\n\tc()\n}\n", rep: match.Escapes},
 			{name: "quote, new not escaped", file: "s = 'it's'\n", old: "s = 'it\\'s'", new: "s = 'it is'", want: "s = 'it is'\n", rep: match.Escapes},
 			{name: "backslashes", file: "p = \"a\\b\"\n", old: "p = \"a\\\\b\"", new: "p = \"a\\\\c\"", want: "p = \"a\\c\"\n", rep: match.Escapes},
+			{name: "new's own escape of another kind is meant literally", file: "fmt.Println(\"hi\")\n", old: "fmt.Println(\\\"hi\\\")", new: "fmt.Printf(\"hi\\n\")",
+				want: "fmt.Printf(\"hi\\n\")\n", rep: match.Escapes},
+			{name: "new escaped like old is unescaped", file: "fmt.Println(\"hi\")\n", old: "fmt.Println(\\\"hi\\\")", new: "fmt.Printf(\\\"hi\\\\n\\\")",
+				want: "fmt.Printf(\"hi\\n\")\n", rep: match.Escapes},
 			{name: "real escapes in the file match exactly", file: "s = \"a\\nb\"\n", old: "\"a\\nb\"", new: "\"a\\nc\"", want: "s = \"a\\nc\"\n"},
 		},
 		"blank ends": {

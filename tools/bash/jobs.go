@@ -1,0 +1,100 @@
+package bash
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/acp-bridge/acp-bridge/internal/jobs"
+	"github.com/acp-bridge/acp-bridge/internal/procgroup"
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// startJob runs a command in the background: its own group as any command
+// (procgroup: it dies with the bridge however the bridge dies), its output
+// kept by the session's job table, which stops it when asked or when the
+// session closes. The call returns at once with the job's id.
+func startJob(c *registry.Call, in Args, cwd string, o Options) (Outcome, error) {
+	out := Outcome{Cwd: cwd}
+	if c.Jobs == nil {
+		return out, registry.Errorf("BASH_NO_BACKGROUND", "background commands are not available here; run the command without run_in_background")
+	}
+	shell, err := Find()
+	if err != nil {
+		return out, registry.Errorf("BASH_SPAWN", err.Error())
+	}
+	// One pipe for both streams: the job's output is read as the terminal
+	// shows it, interleaved.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return out, err
+	}
+	cmd := exec.Command(shell, "-c", in.Command)
+	cmd.Dir = cwd
+	cmd.Env = scrubbedEnv()
+	cmd.Stdout, cmd.Stderr = w, w
+	group, err := procgroup.Start(cmd)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return out, registry.Errorf("BASH_SPAWN", "could not start bash: "+err.Error())
+	}
+	exited := make(chan struct{})
+	var stopped sync.Once
+	stopReq := make(chan struct{})
+	job, err := c.Jobs.Add(jobs.Spec{CardID: c.ID + "-job", Tool: c.Name, Args: c.Args, Command: in.Command}, func() {
+		stopped.Do(func() { close(stopReq) })
+	})
+	if err != nil {
+		_ = group.Kill()
+		_ = cmd.Wait()
+		group.Release()
+		r.Close()
+		return out, registry.Errorf("BASH_NO_BACKGROUND", err.Error())
+	}
+	started := time.Now()
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				job.Write(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(exited) }()
+	go func() {
+		defer group.Release()
+		select {
+		case <-exited:
+			killStragglers(group, o.KillGrace)
+		case <-stopReq:
+			terminate(group, exited, o.CancelGrace)
+		}
+		select {
+		case <-readDone:
+		case <-time.After(time.Second):
+			r.Close()
+			<-readDone
+		}
+		r.Close()
+		code, sig := exitStatus(cmd.ProcessState)
+		status := "killed by " + sig
+		if sig == "" && code != nil {
+			status = fmt.Sprintf("exit code %d", *code)
+		}
+		m, _ := json.Marshal(meta{Cwd: cwd, ExitCode: code, Signal: sig, DurationMs: time.Since(started).Milliseconds(),
+			Output: job.Tail(o.TailBytes)})
+		job.End(status, m)
+	}()
+	out.Job = job.ID()
+	return out, nil
+}

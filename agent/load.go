@@ -254,26 +254,7 @@ func (s *conversation) tellSkipped(ctx context.Context, send bool) {
 func (s *conversation) foldLog(ctx context.Context, send bool) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	evs := s.log.Events()
-	void := hiddenOnReplay(evs, s.scope)
-	for i, ev := range evs {
-		if err := ctx.Err(); err != nil {
-			// $/cancel_request (or the editor gone): the request answers
-			// -32800 and restore drops the half-folded session, unsealed
-			// and not live, its log closed, so a later load starts clean.
-			return err
-		}
-		updates := s.fold(ev)
-		if !send || void[i] {
-			continue
-		}
-		for _, u := range updates {
-			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {
-				return fmt.Errorf("replaying session %s: %w", s.id, err)
-			}
-		}
-	}
-	return nil
+	return s.sendLog(ctx, s.fold, send)
 }
 
 // replay sends a live session's log again as session/load shows it,
@@ -283,17 +264,30 @@ func (s *conversation) foldLog(ctx context.Context, send bool) error {
 func (s *conversation) replay(ctx context.Context) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	tr := mapping.New(s.scope, s.mappingOptions(true))
+	return s.sendLog(ctx, mapping.New(s.scope, s.mappingOptions(true)).Translate, true)
+}
+
+// sendLog is the stored log's one loop, for a load and a replay alike:
+// each event goes through step (the fold, or only a translator), and with
+// send its updates go to the editor, except those a replay leaves out
+// (hiddenOnReplay). An update the editor does not take fails the load,
+// where the live path (record) only logs it. Called with emitMu held.
+func (s *conversation) sendLog(ctx context.Context, step func(session.Event) []acp.Update, send bool) error {
 	evs := s.log.Events()
 	void := hiddenOnReplay(evs, s.scope)
 	for i, ev := range evs {
 		if err := ctx.Err(); err != nil {
-			return err // cancelled: the live session is as it was
+			// $/cancel_request (or the editor gone). A load answers -32800
+			// and restore drops the half-folded session, unsealed and not
+			// live, its log closed, so a later load starts clean; a replay
+			// leaves the live session as it was.
+			return err
 		}
-		if void[i] {
+		updates := step(ev)
+		if !send || void[i] {
 			continue
 		}
-		for _, u := range tr.Translate(ev) {
+		for _, u := range updates {
 			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {
 				return fmt.Errorf("replaying session %s: %w", s.id, err)
 			}

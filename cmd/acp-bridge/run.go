@@ -181,6 +181,10 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 
 func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	reg := registry.New()
+	// Before any tool is registered: a definition takes the registry's
+	// logger when it joins, for presenter panics and "schema failed, tool
+	// not offered" (MCP tools join later, through session scopes).
+	reg.Logger = logger
 	fs.Register(reg)
 	registry.MustAdd(reg, bash.Tool(&bash.Options{SpillDir: cfg.spillDir}))
 	registry.MustAdd(reg, bash.JobOutputTool())

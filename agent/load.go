@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,8 +41,9 @@ func (a *Agent) newLog(id string, roots []string) *session.Log {
 		if err == nil {
 			return lg
 		}
-		a.log.Error("session will not be saved", "session", id, "err", err)
-		// The editor is told too, with the first update it is sent.
+		// The editor is told, with the first update it is sent: info, not
+		// an error on stderr that a client would show a second time.
+		a.log.Info("session will not be saved", "session", id, "err", err)
 		return session.UnsavedLog(a.o.Now, err)
 	}
 	return session.NewLog(a.o.Now)
@@ -219,7 +221,11 @@ func (s *conversation) tellSkipped(ctx context.Context, send bool) {
 	if len(skipped) == 0 {
 		return
 	}
-	s.a.log.Warn("session log has damaged lines; loaded without them", "session", s.id, "lines", len(skipped), "first", skipped[0].Error())
+	level := slog.LevelInfo // the editor is told below
+	if !send {
+		level = slog.LevelWarn // resumed: nothing is shown, so the log says it
+	}
+	s.a.log.Log(ctx, level, "session log has damaged lines; loaded without them", "session", s.id, "lines", len(skipped), "first", skipped[0].Error())
 	if !send {
 		return
 	}

@@ -31,6 +31,8 @@ type editor struct {
 	sids []string // the session of each update
 	// permission answers session/request_permission; nil selects "allow-once".
 	permission func(*acp.RequestPermissionRequest) acp.RequestPermissionResponse
+	// elicit answers elicitation/create; nil: the method is not found.
+	elicit func(*acp.CreateElicitationRequest) acp.CreateElicitationResponse
 }
 
 func newEditor(t *testing.T, o Options) *editor {
@@ -85,6 +87,14 @@ func (e *editor) Handle(ctx context.Context, c *jsonrpc2.Conn, req *jsonrpc2.Req
 			resp = e.permission(&r)
 		}
 		_ = c.Reply(ctx, req.ID, resp)
+	case acp.MethodElicitationCreate:
+		var r acp.CreateElicitationRequest
+		_ = json.Unmarshal(*req.Params, &r)
+		if e.elicit == nil {
+			_ = c.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: acp.CodeMethodNotFound, Message: "no"})
+			return
+		}
+		_ = c.Reply(ctx, req.ID, e.elicit(&r))
 	default:
 		if !req.Notif {
 			_ = c.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: acp.CodeMethodNotFound, Message: "no"})

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -523,10 +524,14 @@ func looksHTML(b []byte) bool {
 		strings.Contains(head, "<body") || strings.Contains(head, "<title") || strings.Contains(head, "<center") || strings.Contains(head, "<h1")
 }
 
-var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>`)
+// titleRE is compiled at first use: package initialisers run before the
+// editor's initialize is answered.
+var titleRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>`)
+})
 
 func htmlTitle(b []byte) string {
-	m := titleRE.FindSubmatch(b)
+	m := titleRE().FindSubmatch(b)
 	if m == nil {
 		return ""
 	}

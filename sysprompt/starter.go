@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Starter writes a first AGENTS.md for the workspace at root from what its
@@ -135,7 +136,8 @@ func readmeTitle(root string) (title, para string) {
 	return "", ""
 }
 
-var makeTarget = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_-]*):`)
+// makeTarget is compiled at first use, off the start-up path.
+var makeTarget = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_-]*):`) })
 
 func makeTargets(root string) []string {
 	f, err := os.Open(filepath.Join(root, "Makefile"))
@@ -146,7 +148,7 @@ func makeTargets(root string) []string {
 	var out []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if m := makeTarget.FindStringSubmatch(sc.Text()); m != nil && !slices.Contains(out, m[1]) {
+		if m := makeTarget().FindStringSubmatch(sc.Text()); m != nil && !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}
 	}

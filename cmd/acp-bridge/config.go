@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -601,7 +602,10 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 	return nil
 }
 
-var yamlLineErr = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) ` + "`" + `?(.*?)` + "`" + `? into (\S+)$`)
+// yamlLineErr is compiled at first use, off the start-up path.
+var yamlLineErr = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) ` + "`" + `?(.*?)` + "`" + `? into (\S+)$`)
+})
 
 // yamlTypeError rewrites the YAML decoder's type errors ("line 4: cannot
 // unmarshal !!str `abc` into int") in the file's terms: the key and what
@@ -613,7 +617,7 @@ func yamlTypeError(root *yaml.Node, err error) string {
 	}
 	var out []string
 	for _, e := range te.Errors {
-		m := yamlLineErr.FindStringSubmatch(e)
+		m := yamlLineErr().FindStringSubmatch(e)
 		if m == nil {
 			out = append(out, e)
 			continue

@@ -15,9 +15,14 @@ import (
 	"time"
 )
 
-// The startup benchmarks build three binaries: acp-bridge (a development
-// build and a release build), and a minimal Go program that reads one line and answers a canned initialize response.
-// Comparing the two in one run gives the cost of our startup over Go's own.
+// The startup benchmarks build five binaries: acp-bridge (a development
+// build and a release build); a minimal Go program that reads one line and
+// answers a canned initialize response; the same program also linking
+// santhosh-tekuri/jsonschema/v6, the validator the design chose, whose
+// package initialiser compiles its metaschemas in every program that links
+// it (the floor: "floor"); and the acp-go-sdk example agent ("sdk-example"),
+// an ACP agent built on that SDK. Comparing them in one run gives the cost
+// of our startup over Go's own, and over what the validator costs alone.
 var buildStartupBins = sync.OnceValues(func() (map[string]string, error) {
 	dir, err := os.MkdirTemp("", "acp-bridge-startup-")
 	if err != nil {
@@ -62,9 +67,46 @@ func main() {
 	if out, err := rel.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%v: %s", err, out)
 	}
+	// The floor: the minimal program plus the validator's initialiser, in
+	// a module of its own that takes this module's versions.
+	floor := filepath.Join(dir, "floor")
+	if err := os.MkdirAll(floor, 0o755); err != nil {
+		return nil, err
+	}
+	floorSrc := strings.Replace(src, "import (", "import (\n\t_ \"github.com/santhosh-tekuri/jsonschema/v6\"", 1)
+	os.WriteFile(filepath.Join(floor, "main.go"), []byte(floorSrc), 0o644)
+	os.WriteFile(filepath.Join(floor, "go.mod"), []byte(floorGoMod), 0o644)
+	if sum, err := os.ReadFile("../../go.sum"); err == nil {
+		os.WriteFile(filepath.Join(floor, "go.sum"), sum, 0o644)
+	}
+	bins["floor"] = filepath.Join(dir, "floor-bin")
+	cmd = exec.Command("go", "build", "-o", bins["floor"], ".")
+	cmd.Dir = floor
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("floor: %v: %s", err, out)
+	}
+	bins["sdk-example"] = filepath.Join(dir, "sdk-example")
+	if out, err := exec.Command("go", "build", "-o", bins["sdk-example"], "github.com/coder/acp-go-sdk/example/agent").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("sdk example: %v: %s", err, out)
+	}
 	startupDir = dir
 	return bins, nil
 })
+
+// floorGoMod is the floor program's module: the validator at this
+// module's version, and what selecting it needs at this module's versions
+// (so this module's go.sum covers it).
+const floorGoMod = `module floor
+
+go 1.26
+
+require (
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/dlclark/regexp2 v1.11.4
+	golang.org/x/text v0.14.0
+)
+`
 
 // startupDir holds the startup benchmarks' binaries; TestMain removes it.
 var startupDir string
@@ -75,7 +117,7 @@ var startupDir string
 // after that answer.
 func startAndInitialize(b *testing.B, bin string, newSession bool) (rssKiB, anonKiB int) {
 	cmd := exec.Command(bin, "--log-level", "error")
-	if strings.HasSuffix(bin, "minimal-bin") {
+	if base := filepath.Base(bin); base == "minimal-bin" || base == "floor-bin" || base == "sdk-example" {
 		cmd = exec.Command(bin)
 	}
 	stdin, _ := cmd.StdinPipe()
@@ -116,10 +158,13 @@ func readStatus(pid int, field string) int {
 }
 
 // BenchmarkColdStartToInitialize: process start to the initialize answer,
-// for a minimal Go program, acp-bridge as `go build` makes it, and
+// for the minimal Go program, the floor (minimal plus the validator), the
+// acp-go-sdk example agent, acp-bridge as `go build` makes it, and
 // acp-bridge as released, taken in turn in every iteration so all see the
-// same machine; it reports each one's median and the difference. ACP_BRIDGE_STARTUP_COMPARE names another build
-// (say, of main) to time in the same turns.
+// same machine; it reports each one's median, the ratios of the release
+// build to the minimal program and to the floor, and the load average.
+// ACP_BRIDGE_STARTUP_COMPARE names another build (say, of main) to time
+// in the same turns.
 //
 //	go test ./cmd/acp-bridge -run '^$' -bench ColdStart -benchtime 40x
 func BenchmarkColdStartToInitialize(b *testing.B) {
@@ -127,7 +172,8 @@ func BenchmarkColdStartToInitialize(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	names := []string{"minimal", "acp-bridge", "release"}
+	names := []string{"minimal", "floor", "sdk-example", "acp-bridge", "release"}
+	load0 := loadAvg()
 	if other := os.Getenv("ACP_BRIDGE_STARTUP_COMPARE"); other != "" {
 		bins["compare"] = other
 		names = append(names, "compare")
@@ -140,6 +186,17 @@ func BenchmarkColdStartToInitialize(b *testing.B) {
 			times[name] = append(times[name], time.Since(t0))
 		}
 	}
+	// Ratios iteration by iteration, then their median: the machine's speed
+	// drifts between iterations, hardly within one.
+	ratio := map[string]float64{}
+	for _, pair := range [][2]string{{"release", "minimal"}, {"release", "floor"}, {"floor", "minimal"}, {"sdk-example", "minimal"}} {
+		var rs []float64
+		for i := range times[pair[0]] {
+			rs = append(rs, float64(times[pair[0]][i])/float64(times[pair[1]][i]))
+		}
+		slices.Sort(rs)
+		ratio[pair[0]+"/"+pair[1]] = rs[len(rs)/2]
+	}
 	median := func(ds []time.Duration) float64 {
 		slices.Sort(ds)
 		return float64(ds[len(ds)/2].Microseconds()) / 1000
@@ -147,7 +204,12 @@ func BenchmarkColdStartToInitialize(b *testing.B) {
 	for _, name := range names {
 		b.ReportMetric(median(times[name]), name+"-ms")
 	}
-	b.ReportMetric(median(times["acp-bridge"])-median(times["minimal"]), "over-minimal-ms")
+	b.ReportMetric(ratio["release/minimal"], "release-x-minimal")
+	b.ReportMetric(ratio["release/floor"], "release-x-floor")
+	b.ReportMetric(ratio["floor/minimal"], "floor-x-minimal")
+	b.ReportMetric(ratio["sdk-example/minimal"], "sdk-x-minimal")
+	b.ReportMetric(load0, "load-start")
+	b.ReportMetric(loadAvg(), "load-end")
 }
 
 // BenchmarkRSSAfterSessionNew reports the resident set after session/new

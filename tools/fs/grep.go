@@ -1,13 +1,11 @@
 package fs
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/google/jsonschema-go/jsonschema"
-	"io"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -27,10 +25,6 @@ const (
 	grepLimit      = 250 // matches per call
 	grepLineLength = 500 // characters of a matching line shown
 )
-
-// grepWholeFile is the size up to which a file is read at once; larger ones
-// are read line by line. A variable so tests reach that path with small files.
-var grepWholeFile = 8 << 20
 
 type grepArgs struct {
 	Pattern string `json:"pattern" jsonschema:"The regular expression to search for"`
@@ -208,7 +202,6 @@ type searcher struct {
 // grepWorker is what one searching goroutine reuses from file to file.
 type grepWorker struct {
 	buf []byte
-	sc  scanner
 }
 
 // tree searches every file under root with a bounded pool of workers.
@@ -240,14 +233,14 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 		}
 		_ = walkFiles(ctx, root, opt, func(e *walkEntry) error {
 			abs := e.abs
-			if d := e.d; d.Type()&iofs.ModeSymlink != 0 {
+			if e.typ&iofs.ModeSymlink != 0 {
 				// Followed only to a regular file inside the roots: a link
 				// out of the workspace is not read.
 				st, err := os.Stat(abs)
 				if err != nil || !st.Mode().IsRegular() || !inRoots(c, abs) {
 					return nil
 				}
-			} else if !d.Type().IsRegular() {
+			} else if !e.typ.IsRegular() {
 				return nil
 			}
 			select {
@@ -322,59 +315,120 @@ func relTo(root, abs string) string {
 // binaryHead is how much of a file's start is checked for a NUL byte.
 const binaryHead = 8192
 
+// grepChunk is how much of a file one read takes. Files are searched a
+// chunk of whole lines at a time in one buffer per worker, as ripgrep
+// does: a buffer this size stays in the processor's cache between the read
+// and the search, and reusing it means no allocation, no zeroing and no
+// page faults per file. Reading files whole cost the first search of a
+// large tree more than the search itself: growing a buffer for every file
+// over 64 KB, and dropping those over 1 MB. A variable so tests cross chunk
+// boundaries with small files; at least binaryHead.
+var grepChunk = 256 << 10
+
+// grepMaxLine bounds the buffer a single line may grow it to; the rest of
+// a file with a longer line is not searched.
+const grepMaxLine = 16 << 20
+
 // file returns the matching lines of one file (at most s.limit), or none
-// for a binary file.
+// for a binary file. Raw system calls, because os.File's setup
+// (non-blocking mode, poller registration) costs more than reading a small
+// file, and grep opens every file of a tree.
 func (s *searcher) file(path string, w *grepWorker) ([]grepMatch, error) {
-	if w.buf == nil {
-		w.buf = make([]byte, 0, 64<<10)
+	if cap(w.buf) < grepChunk {
+		w.buf = make([]byte, 0, grepChunk)
 	}
-	data, big, err := slurp(path, w.buf, grepWholeFile)
-	switch {
-	case data == nil: // binary: the buffer is as it was
-	case cap(data) <= 1<<20:
-		w.buf = data[:0]
-	default:
-		w.buf = nil // a buffer grown for a big file is not kept
-	}
-	if err != nil || data == nil {
-		return nil, err // data is nil for a binary file
-	}
-	if big {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
+	defer func() {
+		if cap(w.buf) > 4*grepChunk {
+			w.buf = nil // a buffer grown for a long line is not kept
 		}
-		defer f.Close()
-		return s.stream(f)
+	}()
+	var fd fileHandle
+	var err error
+	for {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
 	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	var out []grepMatch
+	buf := w.buf[:0]
+	line := 1 // the number of the line buf starts with
+	checked := false
+	for {
+		want := cap(buf) - len(buf)
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return out, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		buf = buf[:len(buf)+n]
+		// A regular file reads short only at its end: no read that
+		// would return 0, a third of grep's system calls.
+		eof := n < want
+		if !checked && (len(buf) >= binaryHead || eof) {
+			checked = true
+			if bytes.IndexByte(buf[:min(len(buf), binaryHead)], 0) >= 0 {
+				return nil, nil // binary: the rest is not read
+			}
+		}
+		end := len(buf) // whole lines only, but everything at the end
+		if !eof {
+			end = bytes.LastIndexByte(buf, '\n') + 1
+		}
+		if end == 0 && !eof {
+			// One line longer than the buffer: make room for it.
+			if cap(buf) >= grepMaxLine {
+				return out, nil
+			}
+			buf = slices.Grow(buf, cap(buf))
+			w.buf = buf
+			continue
+		}
+		out = s.lines(buf[:end], line, out)
+		if eof || len(out) >= s.limit {
+			return out, nil
+		}
+		line += bytes.Count(buf[:end], []byte{'\n'})
+		buf = buf[:copy(buf, buf[end:])]
+	}
+}
+
+// lines appends to out the matching lines of data, which holds whole
+// lines, the first of them numbered line.
+func (s *searcher) lines(data []byte, line int, out []grepMatch) []grepMatch {
 	if s.lits != nil {
-		return s.candidates(data, &w.sc), nil
+		return s.candidates(data, line, out)
 	}
 	if s.whole != nil && !s.whole.Match(data) {
-		return nil, nil
+		return out
 	}
-	var out []grepMatch
-	for n := 1; len(data) > 0 && len(out) < s.limit; n++ {
-		line := data
+	for n := line; len(data) > 0 && len(out) < s.limit; n++ {
+		text := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
+			text, data = data[:i], data[i+1:]
 		} else {
 			data = nil
 		}
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if s.re.Match(line) {
-			out = append(out, grepMatch{Line: n, Text: shortLine(line)})
+		text = bytes.TrimSuffix(text, []byte("\r"))
+		if s.re.Match(text) {
+			out = append(out, grepMatch{Line: n, Text: shortLine(text)})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // candidates runs the regexp only on the lines of data that hold one of
 // the literals, counting lines as it skips.
-func (s *searcher) candidates(data []byte, sc *scanner) []grepMatch {
-	s.lits.scanner(data, sc)
-	var out []grepMatch
-	line, counted := 1, 0 // the line number at offset counted
+func (s *searcher) candidates(data []byte, line int, out []grepMatch) []grepMatch {
+	var sc scanner
+	s.lits.scanner(data, &sc)
+	counted := 0 // line is the number of the line at offset counted
 	for pos := 0; pos < len(data) && len(out) < s.limit; {
 		i := sc.find(pos)
 		if i < 0 {
@@ -394,88 +448,6 @@ func (s *searcher) candidates(data []byte, sc *scanner) []grepMatch {
 		pos = end + 1
 	}
 	return out
-}
-
-// slurp reads a whole file into buf, growing it up to max bytes; big is
-// true when the file is larger (buf then holds its start). A file with a
-// NUL byte in its first binaryHead bytes is binary: slurp stops there and
-// returns nil data. Raw system calls, because os.File's setup (non-blocking
-// mode, poller registration) costs more than reading a small file, and
-// grep opens every file of a tree.
-func slurp(path string, buf []byte, max int) (data []byte, big bool, err error) {
-	var fd fileHandle
-	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return buf[:0], false, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer syscall.Close(fd)
-	buf = buf[:0]
-	checked := false
-	binary := func() bool {
-		checked = true
-		return bytes.IndexByte(buf[:min(len(buf), binaryHead)], 0) >= 0
-	}
-	for {
-		if len(buf) == cap(buf) {
-			if len(buf) > max {
-				return buf, true, nil
-			}
-			buf = slices.Grow(buf, cap(buf))
-		}
-		want := cap(buf) - len(buf)
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err != nil:
-			return buf, false, &os.PathError{Op: "read", Path: path, Err: err}
-		case n == 0:
-			if !checked && binary() {
-				return nil, false, nil
-			}
-			return buf, false, nil
-		}
-		buf = buf[:len(buf)+n]
-		if !checked && len(buf) >= binaryHead && binary() {
-			return nil, false, nil // binary: the rest is not read
-		}
-		if n < want {
-			// A regular file reads short only at its end: skip the read
-			// that would return 0, a third of grep's system calls.
-			if !checked && binary() {
-				return nil, false, nil
-			}
-			return buf, false, nil
-		}
-	}
-}
-
-// stream searches a large file line by line.
-func (s *searcher) stream(r io.Reader) ([]grepMatch, error) {
-	br := bufio.NewReaderSize(r, 256<<10)
-	head, _ := br.Peek(binaryHead)
-	if bytes.IndexByte(head, 0) >= 0 {
-		return nil, nil
-	}
-	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 0, 256<<10), 16<<20)
-	var out []grepMatch
-	var lsc scanner
-	for n := 1; sc.Scan() && len(out) < s.limit; n++ {
-		line := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
-		if s.lits != nil && s.lits.scanner(line, &lsc).find(0) < 0 {
-			continue
-		}
-		if s.re.Match(line) {
-			out = append(out, grepMatch{Line: n, Text: shortLine(line)})
-		}
-	}
-	return out, sc.Err()
 }
 
 func shortLine(b []byte) string {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The reference implementations below are the plain way to do what grep
@@ -155,8 +155,8 @@ func refGlob(root, pattern string) globOut {
 // nested and negated .gitignore rules, VCS directories, binary files (a
 // NUL at the start; one past the checked head is text), CRLF lines, no
 // final newline, empty files, case variants beyond ASCII (Kelvin sign,
-// long s), long lines, a file larger than the whole-file limit, and
-// symlinks in and out of the workspace.
+// long s), long lines, files larger than grep's read chunk and a line
+// longer than one, and symlinks in and out of the workspace.
 func genTree(t *testing.T, rng *rand.Rand) (root, outside string) {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
@@ -231,9 +231,10 @@ func genTree(t *testing.T, rng *rand.Rand) (root, outside string) {
 	write("bin-late.txt", strings.Repeat("z\n", 4100)+"NEEDLE_7\n\x00") // NUL past the head: text
 	write("empty.go", "")
 	write("long.txt", strings.Repeat("needle_8 ", 200)+"\n")
+	write("huge-line.txt", "alpha\n"+strings.Repeat("Beta gamma ", 3000)+"HUGE_END\nState after HUGE_END\n")
 	write("many.txt", strings.Repeat("alpha beta\n", 300)) // past the cap alone
 	var big strings.Builder
-	for big.Len() < grepWholeFile+(64<<10) {
+	for big.Len() < 5*grepChunk {
 		big.WriteString(line() + "\n")
 	}
 	write("big.txt", big.String())
@@ -278,8 +279,8 @@ func randomPattern(rng *rand.Rand) string {
 }
 
 func TestSearchMatchesReference(t *testing.T) {
-	defer func(n int) { grepWholeFile = n }(grepWholeFile)
-	grepWholeFile = 64 << 10 // big.txt is read line by line
+	defer func(n int) { grepChunk = n }(grepChunk)
+	grepChunk = binaryHead + 811 // lines cross chunks; huge-line.txt is longer than one
 	rng := rand.New(rand.NewPCG(21, 0))
 	root, _ := genTree(t, rng)
 	c := &registry.Call{Cwd: root, Roots: []string{root}}
@@ -287,7 +288,7 @@ func TestSearchMatchesReference(t *testing.T) {
 
 	patterns := []string{"NEEDLE_7", `NEEDLE_\d`, `(?i)needle_\d`, "(?i)kelvin", "(?i)state", `\w+elvin`, "alpha|Beta",
 		"^func", `Handler\(ctx\)$`, "x*", "", ".", "(?i)σίσυφος", "日本語", `é\b`, `(?i)É`, "TODO|todo:", "\n",
-		"a\nb", `\bab\b`, "alpha", `(?i)ſtate`, `(NEEDLE|needle)_[0-9]`, `[Nn]eedle`, `\x00`}
+		"a\nb", `\bab\b`, `HUGE_[A-Z]+`, "alpha", `(?i)ſtate`, `(NEEDLE|needle)_[0-9]`, `[Nn]eedle`, `\x00`}
 	for range 100 {
 		patterns = append(patterns, randomPattern(rng))
 	}
@@ -301,7 +302,7 @@ func TestSearchMatchesReference(t *testing.T) {
 				if err != nil {
 					t.Fatalf("grep %q: %v", p, err)
 				}
-				if !reflect.DeepEqual(got, want) {
+				if cmp.Diff(got, want) != "" {
 					t.Errorf("grep %q in %q include %q:\ngot  %s\nwant %s", p, sub, inc, summary(got), summary(want))
 				}
 			}
@@ -316,7 +317,7 @@ func TestSearchMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatalf("glob %q: %v", p, err)
 			}
-			if !reflect.DeepEqual(got, want) {
+			if cmp.Diff(got, want) != "" {
 				t.Errorf("glob %q in %q:\ngot  %d %v\nwant %d %v", p, sub, got.Total, got.Files, want.Total, want.Files)
 			}
 		}
@@ -368,6 +369,21 @@ func TestLiterals(t *testing.T) {
 		}
 		if strings.Join(got, " ") != tt.want {
 			t.Errorf("literals(%q) = %q, want %q", tt.pattern, strings.Join(got, " "), tt.want)
+		}
+	}
+}
+
+// The scan looks for the byte whose cases together are rarest: a folded
+// literal is not anchored on a space because a space has one case.
+func TestLiteralAnchors(t *testing.T) {
+	for pattern, want := range map[string]string{
+		"(?i)connection refused": "Uu", // u+U are rarer than f+F, c+C; a space is commoner than any
+		"NEEDLE_":                "L",
+		`\w+Handler\(ctx`:        "H",
+		"TODO|FIXME":             "DX",
+	} {
+		if got := string(literals(pattern).anchors); got != want {
+			t.Errorf("anchors of %q = %q, want %q", pattern, got, want)
 		}
 	}
 }

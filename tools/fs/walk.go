@@ -203,7 +203,7 @@ func rootIgnorer(root string) *ignorer {
 
 // walkFiles calls fn for every file under root in lexical order, skipping
 // what .gitignore ignores and VCS metadata. Symlinked directories are not
-// followed; symlinks are passed to fn as they are (d.Type() tells).
+// followed; symlinks are passed to fn as they are (typ tells).
 //
 // Directories are read ahead by a bounded pool of goroutines, which also
 // run opt.keep and take modification times, while fn runs on the caller's
@@ -238,10 +238,19 @@ type dirNode struct {
 // walkEntry is a file, or a subdirectory (dir set) to descend into.
 type walkEntry struct {
 	abs string
-	d   iofs.DirEntry
-	mod time.Time // with walkOptions.modTime; zero when it could not be taken
+	typ iofs.FileMode // the type bits of its directory entry
+	mod time.Time     // with walkOptions.modTime; zero when it could not be taken
 	dir *dirNode
 }
+
+// dirEntry is one name of a directory listing.
+type dirEntry struct {
+	name string
+	typ  iofs.FileMode // type bits only, not following a symlink
+}
+
+// dirBuf is the size of the buffer a directory is listed with.
+const dirBuf = 32 << 10
 
 // walkAhead bounds the entries read ahead and not yet visited, so a
 // monorepo's walk holds a window of it, not all of it.
@@ -253,6 +262,7 @@ type walker struct {
 	opt     walkOptions
 	mu      sync.Mutex
 	cond    *sync.Cond
+	buf     []byte     // the visiting goroutine's, for directories it reads itself
 	stack   []*dirNode // unread directories, the next one to visit on top
 	ahead   int        // entries read and not yet visited
 	closed  bool
@@ -280,6 +290,7 @@ func (w *walker) close() {
 // work reads directories ahead of the walk.
 func (w *walker) work() {
 	defer w.workers.Done()
+	buf := make([]byte, dirBuf)
 	for {
 		w.mu.Lock()
 		for !w.closed && (len(w.stack) == 0 || w.ahead > walkAhead) {
@@ -293,31 +304,32 @@ func (w *walker) work() {
 		w.stack = w.stack[:len(w.stack)-1]
 		w.mu.Unlock()
 		if n.claimed.CompareAndSwap(false, true) {
-			w.read(n)
+			w.read(n, buf)
 		}
 	}
 }
 
 // read lists n, keeping what is neither ignored nor VCS metadata, and
-// offers its subdirectories to the workers, first one on top.
-func (w *walker) read(n *dirNode) {
+// offers its subdirectories to the workers, first one on top. buf is the
+// caller's, for the system call that lists it.
+func (w *walker) read(n *dirNode, buf []byte) {
 	defer close(n.done)
 	if w.ctx.Err() != nil {
 		return
 	}
-	f, err := os.Open(n.abs)
+	d, err := openDirectory(n.abs)
 	if err != nil {
 		return // unreadable directories are skipped, as a search tool does
 	}
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
+	defer d.close()
+	entries, err := d.entries(buf)
 	if err != nil && len(entries) == 0 {
 		return
 	}
-	slices.SortFunc(entries, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(entries, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	ig := n.ig
 	for _, e := range entries {
-		if e.Name() == ".gitignore" {
+		if e.name == ".gitignore" {
 			ig = ig.with(n.abs)
 			break
 		}
@@ -329,9 +341,9 @@ func (w *walker) read(n *dirNode) {
 	var subs []*dirNode
 	out := make([]walkEntry, 0, len(entries))
 	for _, e := range entries {
-		name := e.Name()
+		name := e.name
 		abs := n.abs + sep + name
-		if e.IsDir() {
+		if e.typ.IsDir() {
 			if vcsDir(name) || ig.ignored(abs, name, true) {
 				continue
 			}
@@ -343,9 +355,9 @@ func (w *walker) read(n *dirNode) {
 		if ig.ignored(abs, name, false) || w.opt.keep != nil && !w.opt.keep(relTo(w.root, abs)) {
 			continue
 		}
-		we := walkEntry{abs: abs, d: e}
+		we := walkEntry{abs: abs, typ: e.typ}
 		if w.opt.modTime {
-			we.mod, _ = modTimeAt(f, name)
+			we.mod, _ = d.modTime(name)
 		}
 		out = append(out, we)
 	}
@@ -365,7 +377,10 @@ func (w *walker) visit(n *dirNode, fn func(*walkEntry) error) error {
 		return err
 	}
 	if n.claimed.CompareAndSwap(false, true) {
-		w.read(n)
+		if w.buf == nil {
+			w.buf = make([]byte, dirBuf)
+		}
+		w.read(n, w.buf)
 	} else {
 		<-n.done
 	}

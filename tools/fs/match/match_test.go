@@ -85,6 +85,10 @@ func TestTolerances(t *testing.T) {
 			{name: "newline and tab", file: "if a {\n\tb()\n}\n", old: "if a {\\n\\tb()\\n}", new: "if a {\\n\\tc()\\n}", want: "if a {\n\tc()\n}\n", rep: match.Escapes},
 			{name: "quote, new not escaped", file: "s = 'it's'\n", old: "s = 'it\\'s'", new: "s = 'it is'", want: "s = 'it is'\n", rep: match.Escapes},
 			{name: "backslashes", file: "p = \"a\\b\"\n", old: "p = \"a\\\\b\"", new: "p = \"a\\\\c\"", want: "p = \"a\\c\"\n", rep: match.Escapes},
+			{name: "new's own escape of another kind is meant literally", file: "fmt.Println(\"hi\")\n", old: "fmt.Println(\\\"hi\\\")", new: "fmt.Printf(\"hi\\n\")",
+				want: "fmt.Printf(\"hi\\n\")\n", rep: match.Escapes},
+			{name: "new escaped like old is unescaped", file: "fmt.Println(\"hi\")\n", old: "fmt.Println(\\\"hi\\\")", new: "fmt.Printf(\\\"hi\\\\n\\\")",
+				want: "fmt.Printf(\"hi\\n\")\n", rep: match.Escapes},
 			{name: "real escapes in the file match exactly", file: "s = \"a\\nb\"\n", old: "\"a\\nb\"", new: "\"a\\nc\"", want: "s = \"a\\nc\"\n"},
 		},
 		"blank ends": {

@@ -107,16 +107,25 @@ func joinLines(lines []string, trailing bool) string {
 var escapes = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\r`, "\r", `\'`, "'", `\"`, `"`,
 	"\\`", "`", `\\`, `\`, `\$`, "$", "\\\n", "\n")
 
+// escapeSeqs are the sequences escapes undoes, to tell which kinds a
+// text holds.
+var escapeSeqs = []string{`\n`, `\t`, `\r`, `\'`, `\"`, "\\`", `\\`, `\$`, "\\\n"}
+
 // unescape undoes one level of escaping in old, and in new the same way
-// when new was escaped too (it holds an escape sequence).
+// when new was escaped the same way (it holds a kind of escape old held):
+// a new_string whose only escape is one old lacks, like a "\n" in a string
+// literal the edit adds, means it literally.
 func unescape(old, new string) (string, string, bool) {
 	o := escapes.Replace(old)
-	if o == old || o == "" {
+	if o == old || strings.TrimSpace(o) == "" {
 		return "", "", false
 	}
 	n := new
-	if escapes.Replace(new) != new {
-		n = escapes.Replace(new)
+	for _, seq := range escapeSeqs {
+		if strings.Contains(old, seq) && strings.Contains(new, seq) {
+			n = escapes.Replace(new)
+			break
+		}
 	}
 	return o, n, true
 }

@@ -132,3 +132,16 @@ type Call struct {
 	// every stage after.
 	input *Input
 }
+
+// ArgsJSON is the one "valid JSON or quote it" rule for a model's
+// arguments: valid JSON is returned as it is, anything else (a model's
+// broken JSON, nothing at all) as a JSON string of its bytes. So a logged
+// call stays valid JSON, validation fails it as INVALID_ARGS, and its card
+// still shows what the model wrote.
+func ArgsJSON(b json.RawMessage) json.RawMessage {
+	if json.Valid(b) {
+		return b
+	}
+	q, _ := json.Marshal(string(b))
+	return q
+}

@@ -160,6 +160,10 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 		return ag
 	}, in, stdout, closer, &acp.Options{Logger: logger})
 	close(ready)
+	// Another process (another chat of the same client) resuming a session
+	// this one holds asks for it: an idle one is handed over.
+	stopHandOver := watchHandOver(ag.HandOverRequested)
+	defer stopHandOver()
 	logger.Info("serving ACP on stdio", "version", opts.Version)
 	select {
 	case <-conn.Done():
@@ -177,6 +181,10 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 
 func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	reg := registry.New()
+	// Before any tool is registered: a definition takes the registry's
+	// logger when it joins, for presenter panics and "schema failed, tool
+	// not offered" (MCP tools join later, through session scopes).
+	reg.Logger = logger
 	fs.Register(reg)
 	registry.MustAdd(reg, bash.Tool(&bash.Options{SpillDir: cfg.spillDir}))
 	registry.MustAdd(reg, bash.JobOutputTool())

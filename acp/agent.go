@@ -74,6 +74,13 @@ type LoggerOuter interface {
 	Logout(ctx context.Context, req *LogoutRequest) (*LogoutResponse, error)
 }
 
+// Elicitor is the client's elicitation/create and elicitation/complete,
+// for clients that advertise elicitation. Conn implements it.
+type Elicitor interface {
+	CreateElicitation(ctx context.Context, req *CreateElicitationRequest) (*CreateElicitationResponse, error)
+	CompleteElicitation(ctx context.Context, n *CompleteElicitationNotification) error
+}
+
 // Client is what an agent may call on the editor. Conn implements it.
 type Client interface {
 	SessionUpdate(ctx context.Context, sessionID string, u Update) error

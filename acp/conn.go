@@ -266,6 +266,22 @@ func (c *Conn) WriteTextFile(ctx context.Context, req *WriteTextFileRequest) err
 	return c.callClient(ctx, MethodFSWriteTextFile, req, &resp)
 }
 
+// CreateElicitation asks the user through the editor (elicitation/create).
+func (c *Conn) CreateElicitation(ctx context.Context, req *CreateElicitationRequest) (*CreateElicitationResponse, error) {
+	var resp CreateElicitationResponse
+	if err := c.callClient(ctx, MethodElicitationCreate, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// CompleteElicitation tells the editor a URL elicitation is done.
+func (c *Conn) CompleteElicitation(ctx context.Context, n *CompleteElicitationNotification) error {
+	return c.conn().Notify(ctx, MethodElicitationComplete, n)
+}
+
+var _ Elicitor = (*Conn)(nil)
+
 // callClient makes a request to the client. When ctx ends first it tells the
 // client with $/cancel_request and returns the context's error.
 func (c *Conn) callClient(ctx context.Context, method string, params, result any) error {

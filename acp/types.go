@@ -66,6 +66,17 @@ func (c ClientCapabilities) Notices() bool { return c.Session.Notices != nil }
 // Compaction reports whether the client takes the compaction updates.
 func (c ClientCapabilities) Compaction() bool { return c.Session.Compaction != nil }
 
+// ElicitationMode reports whether the client takes elicitation/create in
+// mode ("form" or "url"): clientCapabilities.elicitation.form or .url
+// present and not null.
+func (c ClientCapabilities) ElicitationMode(mode string) bool {
+	var e map[string]json.RawMessage
+	if json.Unmarshal(c.Elicitation, &e) != nil {
+		return false
+	}
+	return decodeFlag(e[mode]) != nil
+}
+
 // BooleanConfigOptions reports whether the client takes type "boolean"
 // config options.
 func (c ClientCapabilities) BooleanConfigOptions() bool {
@@ -529,6 +540,42 @@ const (
 type SteeringResponse struct {
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason,omitempty"`
+}
+
+// CreateElicitationRequest is elicitation/create: a question for the user,
+// as a form (RequestedSchema) or a URL to visit (URL, ElicitationID), tied
+// to a session and optionally one of its tool calls.
+type CreateElicitationRequest struct {
+	SessionID       string          `json:"sessionId"`
+	ToolCallID      string          `json:"toolCallId,omitempty"`
+	Mode            string          `json:"mode"` // "form" | "url"
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	ElicitationID   string          `json:"elicitationId,omitempty"`
+	URL             string          `json:"url,omitempty"`
+	Meta            Meta            `json:"_meta,omitempty"`
+}
+
+// Elicitation actions.
+const (
+	ElicitAccept  = "accept"
+	ElicitDecline = "decline"
+	ElicitCancel  = "cancel"
+)
+
+// CreateElicitationResponse is the user's answer: accept (with Content for
+// a form), decline or cancel.
+type CreateElicitationResponse struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+	Meta    Meta           `json:"_meta,omitempty"`
+}
+
+// CompleteElicitationNotification is elicitation/complete: a URL
+// elicitation is done.
+type CompleteElicitationNotification struct {
+	ElicitationID string `json:"elicitationId"`
+	Meta          Meta   `json:"_meta,omitempty"`
 }
 
 // CancelRequestNotification is $/cancel_request.

@@ -5,8 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 type wireTestAgent struct{}
@@ -78,7 +79,7 @@ func TestSessionUpdateLine(t *testing.T) {
 		var a, b any
 		json.Unmarshal(msg.Params, &a)
 		json.Unmarshal(want, &b)
-		if !reflect.DeepEqual(a, b) {
+		if cmp.Diff(a, b) != "" {
 			t.Errorf("params\n got %s\nwant %s", msg.Params, want)
 		}
 	}

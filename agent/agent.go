@@ -23,6 +23,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/settings"
@@ -113,12 +114,14 @@ type Agent struct {
 	o      Options
 	client acp.Client
 	log    *slog.Logger
+	models catalog.Catalog // the models offered, from o (model/catalog)
 
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
 	info     *acp.Implementation // the client's clientInfo, nil when it sent none
 	sessions map[string]*conversation
-	shutdown bool // no sessions after Shutdown: their servers would outlive it
+	moved    map[string]bool // sessions handed over to another process (handover.go)
+	shutdown bool            // no sessions after Shutdown: their servers would outlive it
 }
 
 var (
@@ -149,7 +152,8 @@ func New(client acp.Client, o Options) *Agent {
 	if o.NewID == nil {
 		o.NewID = randomID
 	}
-	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*conversation{}}
+	return &Agent{o: o, client: client, log: o.Logger, sessions: map[string]*conversation{},
+		models: catalog.Catalog{Fixed: o.Models, More: o.MoreModels, Lone: o.Model, LoneName: o.ModelName}}
 }
 
 func randomID() string {
@@ -179,7 +183,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		ProtocolVersion: acp.ProtocolVersion,
 		AgentInfo:       &acp.Implementation{Name: a.o.Name, Version: a.o.Version, Title: "ACP Bridge"},
 		AgentCapabilities: acp.AgentCapabilities{
-			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: a.anyModelImages()},
+			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: a.models.AnyImages()},
 			// Additional directories are roots like the cwd (containment,
 			// permissions); Zed sends them only when this is advertised.
 			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, AdditionalDirectories: &acp.Empty{}, Fork: &acp.Empty{},
@@ -203,8 +207,8 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	return resp, nil
 }
 
-// Authenticate: this agent has no agent-type auth methods (a terminal
-// method is never passed here), so any method id is unknown.
+// Authenticate refuses every method id: this agent has no agent-type auth
+// methods (a terminal method is never passed here), so any id is unknown.
 func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
 	return nil, acp.InvalidParams("invalid params: unknown auth method %q (this agent has none to authenticate with; log in with `acp-bridge login`)", req.MethodID)
 }
@@ -285,6 +289,9 @@ func (a *Agent) session(id string) (*conversation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]
+	if s == nil && a.moved[id] {
+		return nil, acp.InvalidParams("invalid params: session %s continues in another window (another acp-bridge process took it over); resume it here to take it back", id)
+	}
 	if s == nil {
 		return nil, &acp.Error{Code: acp.CodeResourceNotFound, Message: "session not found: " + id, Data: map[string]string{"sessionId": id}}
 	}

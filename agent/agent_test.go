@@ -31,6 +31,8 @@ type editor struct {
 	sids []string // the session of each update
 	// permission answers session/request_permission; nil selects "allow-once".
 	permission func(*acp.RequestPermissionRequest) acp.RequestPermissionResponse
+	// elicit answers elicitation/create; nil: the method is not found.
+	elicit func(*acp.CreateElicitationRequest) acp.CreateElicitationResponse
 }
 
 func newEditor(t *testing.T, o Options) *editor {
@@ -85,6 +87,14 @@ func (e *editor) Handle(ctx context.Context, c *jsonrpc2.Conn, req *jsonrpc2.Req
 			resp = e.permission(&r)
 		}
 		_ = c.Reply(ctx, req.ID, resp)
+	case acp.MethodElicitationCreate:
+		var r acp.CreateElicitationRequest
+		_ = json.Unmarshal(*req.Params, &r)
+		if e.elicit == nil {
+			_ = c.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: acp.CodeMethodNotFound, Message: "no"})
+			return
+		}
+		_ = c.Reply(ctx, req.ID, e.elicit(&r))
 	default:
 		if !req.Notif {
 			_ = c.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: acp.CodeMethodNotFound, Message: "no"})
@@ -497,6 +507,10 @@ func TestPromptWhileRunningIsQueued(t *testing.T) {
 			t.Fatalf("answers so far %v", got)
 		}
 	}
+	// Each answer reaches this test through a goroutine of its own, so
+	// their arrival order here is the scheduler's: the run order is what
+	// the model was asked, checked below.
+	slices.Sort(got)
 	if want := []string{"first:end_turn", "second:end_turn", "third:end_turn"}; !slices.Equal(got, want) {
 		t.Errorf("answers %v, want %v", got, want)
 	}

@@ -6,7 +6,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestRepeatedEndpointIDs: an endpoint that names every call "call_0"
@@ -90,15 +90,15 @@ func TestRepeatedEndpointIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	folded := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	folded := newState(a.defaultControls(), func(m string) bool { return a.models.Find(m) != nil })
 	for _, ev := range stored {
 		folded.apply(ev)
 	}
 	s.mu.Lock()
 	want := snapshot(s.st)
 	s.mu.Unlock()
-	if got := snapshot(folded); !reflect.DeepEqual(got, want) {
-		t.Errorf("the fold differs from the live state:\nlive   %+v\nfolded %+v", want, got)
+	if diff := cmp.Diff(want, snapshot(folded), stateOpts); diff != "" {
+		t.Errorf("the fold differs from the live state (-live +folded):\n%s", diff)
 	}
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -14,43 +15,46 @@ import (
 // sub-call shows as its own card. The tools mode itself lives in the
 // session's registry scope, the one visibility function: Schemas offers the
 // model what the mode allows, Resolve refuses the rest, Get finds run_code
-// for the mapping.
+// for the mapping. It sees the session only through the scope, the
+// pipeline and the call recorder it is given.
 type codeMode struct {
-	s      *conversation
+	scope  *registry.Scope
+	log    *slog.Logger
 	runner *codemode.Runner
 }
 
-func newCodeMode(s *conversation, mode codemode.Mode) *codeMode {
+// newCodeMode installs run_code in scope, over opts (nil: the defaults);
+// sub-calls go through pipe and are shown by calls.
+func newCodeMode(scope *registry.Scope, log *slog.Logger, opts *codemode.Options, pipe *pipeline.Pipeline, calls *callRecorder, mode codemode.Mode) *codeMode {
 	// Programs get each tool's typed value (typed by its output schema in
 	// the SDK), not just the text the model would read.
-	o := codemode.Options{Logger: s.a.log.With("session", s.id), Values: codemode.TypedValues{}}
-	if s.a.o.CodeMode != nil {
-		o = *s.a.o.CodeMode
+	o := codemode.Options{Logger: log, Values: codemode.TypedValues{}}
+	if opts != nil {
+		o = *opts
 		if o.Logger == nil {
-			o.Logger = s.a.log.With("session", s.id)
+			o.Logger = log
 		}
 		if o.Values == nil {
 			o.Values = codemode.TypedValues{}
 		}
 	}
-	r := codemode.NewRunner(&o)
-	tool, err := r.Tool(codeHost{s})
+	c := &codeMode{scope: scope, log: log, runner: codemode.NewRunner(&o)}
+	tool, err := c.runner.Tool(codeHost{code: c, pipe: pipe, calls: calls})
 	if err == nil {
-		err = s.scope.SetCodeTool(tool)
+		err = scope.SetCodeTool(tool)
 	}
 	if err != nil {
 		panic("agent: run_code does not install: " + err.Error()) // a bug, not a runtime condition
 	}
-	c := &codeMode{s: s, runner: r}
 	c.set(mode)
 	return c
 }
 
-func (c *codeMode) get() codemode.Mode { return c.s.scope.Mode() }
+func (c *codeMode) get() codemode.Mode { return c.scope.Mode() }
 
 func (c *codeMode) set(m codemode.Mode) {
-	if err := c.s.scope.SetMode(m); err != nil {
-		c.s.a.log.Error("tools mode not set", "session", c.s.id, "mode", m, "err", err)
+	if err := c.scope.SetMode(m); err != nil {
+		c.log.Error("tools mode not set", "mode", m, "err", err)
 	}
 }
 
@@ -58,7 +62,7 @@ func (c *codeMode) set(m codemode.Mode) {
 // bindings a program gets.
 func (c *codeMode) nativeTools() []*registry.Def {
 	var out []*registry.Def
-	for _, d := range c.s.scope.Visible() {
+	for _, d := range c.scope.Visible() {
 		if d.Name != codemode.ToolName {
 			out = append(out, d)
 		}
@@ -82,29 +86,33 @@ func (c *codeMode) prompt() string {
 // is logged with Parent set (so the editor shows its card, tied to the
 // run_code card by its id and _meta), goes through the session's pipeline
 // (permission prompts included), and logs its result.
-type codeHost struct{ s *conversation }
+type codeHost struct {
+	code  *codeMode
+	pipe  *pipeline.Pipeline
+	calls *callRecorder
+}
 
-func (h codeHost) Tools() []*registry.Def { return h.s.code.nativeTools() }
+func (h codeHost) Tools() []*registry.Def { return h.code.nativeTools() }
 func (h codeHost) Lookup(name string) *registry.Def {
 	if name == codemode.ToolName {
 		return nil // a program cannot start another program
 	}
-	return h.s.scope.Get(name)
+	return h.code.scope.Get(name)
 }
 
 // Start and Finish are the session's call recorder (calls.go): a sub-call
 // is logged, its output coalesced and its result logged exactly as a call
 // the model made.
 func (h codeHost) Start(ctx context.Context, _ *registry.Def, c *registry.Call) {
-	h.s.calls.start(ctx, c)
+	h.calls.start(ctx, c)
 }
 
 // Pipeline is the session's: the run drives its stages so sub-calls' policy
 // runs in submission order.
-func (h codeHost) Pipeline() *pipeline.Pipeline { return h.s.pipe }
+func (h codeHost) Pipeline() *pipeline.Pipeline { return h.pipe }
 
 func (h codeHost) Finish(ctx context.Context, _ *registry.Def, c *registry.Call, res registry.Result) {
-	h.s.calls.finish(ctx, c, res)
+	h.calls.finish(ctx, c, res)
 }
 
 // toolsModeChoices are the tools modes the tools_mode option offers.

@@ -196,7 +196,7 @@ func cmdMode(ctx context.Context, s *conversation, arg string) acp.StopReason {
 }
 
 func cmdModel(ctx context.Context, s *conversation, arg string) acp.StopReason {
-	ms := s.a.models()
+	ms := s.a.models.Models()
 	if len(ms) == 0 {
 		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
 		return acp.StopEndTurn

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -73,13 +74,7 @@ type room struct {
 // default; narrowed to what an endpoint said when it refused a request.
 func (r *room) policy() compact.Policy {
 	c, _, _ := r.folded()
-	size := c.size
-	if m := r.ctl.model(); m != nil && m.ContextWindow > 0 {
-		size = m.ContextWindow
-	}
-	if size <= 0 {
-		size = defaultContextWindow
-	}
+	size := catalog.Window(r.ctl.model(), c.size)
 	r.mu.Lock()
 	if w := r.window; w > 0 && w < size {
 		size = w

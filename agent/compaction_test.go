@@ -9,7 +9,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -19,9 +18,11 @@ import (
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
+	"github.com/google/go-cmp/cmp"
 )
 
 // newSessionCaps opens a session for a client with the given capabilities.
@@ -322,7 +323,7 @@ func TestPruneOldToolResultsFoldsTheSame(t *testing.T) {
 	if _, err := a2.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: id, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := a2.liveSession(t, id).history(); !reflect.DeepEqual(got, hist) {
+	if got := a2.liveSession(t, id).history(); cmp.Diff(got, hist) != "" {
 		t.Fatal("the loaded session's context differs from the live one")
 	}
 	n := len(ep.requests())
@@ -400,7 +401,7 @@ func TestCancelledCompactionLeavesTheContext(t *testing.T) {
 	if stop := <-done; stop != acp.StopCancelled {
 		t.Fatalf("stop = %s, want cancelled", stop)
 	}
-	if got := s.history(); !reflect.DeepEqual(got, before) {
+	if got := s.history(); cmp.Diff(got, before) != "" {
 		t.Fatalf("the context changed:\n%+v\nwas\n%+v", got, before)
 	}
 	var st []string
@@ -418,7 +419,7 @@ func TestCancelledCompactionLeavesTheContext(t *testing.T) {
 	p.mu.Lock()
 	last := p.reqs[len(p.reqs)-1]
 	p.mu.Unlock()
-	if !reflect.DeepEqual(last.Messages[1:len(before)+1], before) {
+	if cmp.Diff(last.Messages[1:len(before)+1], before) != "" {
 		t.Fatal("the next request does not carry the context from before the cancelled compaction")
 	}
 }
@@ -434,7 +435,7 @@ func TestWindowFromRefusal(t *testing.T) {
 		msg  string
 		want int
 	}{
-		{"the prompt is too long", defaultContextWindow},
+		{"the prompt is too long", catalog.DefaultContextWindow},
 		{"This model's maximum context length is 65536 tokens. However, you requested 70000 tokens.", 65536},
 		{"the request exceeds the available context size of 500000 tokens", 65536}, // wider: not taken
 		{"Maximum context length is 8192", 8192},

@@ -7,7 +7,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
+	"github.com/google/go-cmp/cmp"
 )
 
 // fakeClient is the editor: it records updates and answers permission
@@ -381,7 +381,7 @@ func TestCommands(t *testing.T) {
 			// tools and messages: a prefix-cache hit, but for the system
 			// message: /mode plan came between) and adds the instruction.
 			prev, last := rec.reqs[len(rec.reqs)-2], rec.reqs[len(rec.reqs)-1]
-			if !reflect.DeepEqual(last.Tools, prev.Tools) || !reflect.DeepEqual(last.Messages[1:len(prev.Messages)], prev.Messages[1:]) ||
+			if cmp.Diff(last.Tools, prev.Tools) != "" || cmp.Diff(last.Messages[1:len(prev.Messages)], prev.Messages[1:]) != "" ||
 				!strings.Contains(last.Messages[len(last.Messages)-1].Content, "Summarise") {
 				t.Errorf("compaction request = %+v", last)
 			}
@@ -601,20 +601,6 @@ func TestPromptContent(t *testing.T) {
 	}
 }
 
-func TestTitleFrom(t *testing.T) {
-	for in, want := range map[string]string{
-		"Fix the bug":                             "Fix the bug",
-		"\n\n  spaced    out  \nsecond":           "spaced out",
-		"<resource uri=\"x\">\nbody\n</resource>": "body",
-		strings.Repeat("word ", 30):               strings.TrimSpace(strings.Repeat("word ", 12)) + "…",
-		"":                                        "",
-	} {
-		if got := titleFrom(in); got != want {
-			t.Errorf("titleFrom(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // The controls are state like any other: a session folded from another's
 // log comes back with its mode, model and title.
 func TestControlsFoldFromTheLog(t *testing.T) {
@@ -629,7 +615,7 @@ func TestControlsFoldFromTheLog(t *testing.T) {
 		s.emit(t.Context(), session.New(ev))
 	}
 
-	fresh := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	fresh := newState(a.defaultControls(), func(m string) bool { return a.models.Find(m) != nil })
 	if fresh.ctl.mode != ModeAsk || fresh.ctl.model != "m/a" {
 		t.Fatalf("fresh state starts at %s %s", fresh.ctl.mode, fresh.ctl.model)
 	}
@@ -726,7 +712,7 @@ func TestRefusalLeavesTheContext(t *testing.T) {
 		t.Errorf("context = %s", got)
 	}
 	s := a.liveSession(t, sid)
-	fresh := newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	fresh := newState(a.defaultControls(), func(m string) bool { return a.models.Find(m) != nil })
 	for _, ev := range s.log.Events() {
 		fresh.apply(ev)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
+	"github.com/google/go-cmp/cmp"
 )
 
 // persistedTypes are the event types a log holds; the fold test must see
@@ -59,6 +59,9 @@ func foldAgent(t *testing.T, dir string, p model.Provider) (*Agent, *grantClient
 }
 
 // snapshot is a state without its configuration, for comparing folds.
+// stateOpts let cmp.Diff read a state's unexported fields.
+var stateOpts = cmp.AllowUnexported(state{}, ctlState{}, openCall{}, ctxSize{})
+
 func snapshot(st *state) state {
 	c := *st
 	c.offered = nil
@@ -124,15 +127,15 @@ func TestFoldEqualsLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	folded := newState(a1.defaultControls(), func(m string) bool { return a1.modelChoice(m) != nil })
+	folded := newState(a1.defaultControls(), func(m string) bool { return a1.models.Find(m) != nil })
 	for _, ev := range stored {
 		folded.apply(ev)
 	}
 	s1.mu.Lock()
 	want := snapshot(s1.st)
 	s1.mu.Unlock()
-	if got := snapshot(folded); !reflect.DeepEqual(got, want) {
-		t.Errorf("fold of the stored log differs from the live state:\nlive   %+v\nfolded %+v", want, got)
+	if diff := cmp.Diff(want, snapshot(folded), stateOpts); diff != "" {
+		t.Errorf("fold of the stored log differs from the live state (-live +folded):\n%s", diff)
 	}
 	if want.ctl.mode != ModeAcceptEdits || want.ctl.title == "" || want.ctl.cost == 0 || !want.grants["deploy:prod"] {
 		t.Errorf("the live state misses what the session did: %+v", want)

@@ -45,11 +45,11 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 	// The fork's log starts with the source's events, folded as a load
 	// folds them: the same state. The editor is sent none of them: a fork
 	// answers like session/new, and the client has the conversation.
-	s.emitMu.Lock()
+	// record is the live path without the send: a log that cannot be
+	// written says so, as it would live.
 	for _, ev := range evs {
-		s.fold(s.log.Append(ev))
+		s.record(ctx, ev, false)
 	}
-	s.emitMu.Unlock()
 	if err := a.admit(s); err != nil {
 		s.close(registry.ErrShutdown)
 		return nil, err

@@ -141,6 +141,7 @@ func (e *stEnv) agentWith(o Options, caps acp.ClientCapabilities) (*Agent, *stCl
 	e.t.Helper()
 	a, c := e.agent(nil, caps)
 	a.o.Models = o.Models
+	a.models.Fixed = o.Models // the catalog New made from the options
 	return a, c
 }
 

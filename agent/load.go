@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,8 +41,9 @@ func (a *Agent) newLog(id string, roots []string) *session.Log {
 		if err == nil {
 			return lg
 		}
-		a.log.Error("session will not be saved", "session", id, "err", err)
-		// The editor is told too, with the first update it is sent.
+		// The editor is told, with the first update it is sent: info, not
+		// an error on stderr that a client would show a second time.
+		a.log.Info("session will not be saved", "session", id, "err", err)
 		return session.UnsavedLog(a.o.Now, err)
 	}
 	return session.NewLog(a.o.Now)
@@ -162,10 +164,13 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	if live {
 		return nil, acp.InvalidParams("invalid params: session %s became live while it was loading", id)
 	}
-	lg, h, err := a.o.Store.Open(id)
+	lg, h, err := a.openHeld(ctx, id) // handover.go
 	if err != nil {
 		return nil, loadError(id, err)
 	}
+	a.mu.Lock()
+	delete(a.moved, id) // taken back, if it had been handed over
+	a.mu.Unlock()
 	defer func() {
 		// A corrupt log must never take the process down: a panic while
 		// folding or replaying fails this request and frees the log.
@@ -216,7 +221,11 @@ func (s *conversation) tellSkipped(ctx context.Context, send bool) {
 	if len(skipped) == 0 {
 		return
 	}
-	s.a.log.Warn("session log has damaged lines; loaded without them", "session", s.id, "lines", len(skipped), "first", skipped[0].Error())
+	level := slog.LevelInfo // the editor is told below
+	if !send {
+		level = slog.LevelWarn // resumed: nothing is shown, so the log says it
+	}
+	s.a.log.Log(ctx, level, "session log has damaged lines; loaded without them", "session", s.id, "lines", len(skipped), "first", skipped[0].Error())
 	if !send {
 		return
 	}
@@ -245,26 +254,7 @@ func (s *conversation) tellSkipped(ctx context.Context, send bool) {
 func (s *conversation) foldLog(ctx context.Context, send bool) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	evs := s.log.Events()
-	void := hiddenOnReplay(evs, s.scope)
-	for i, ev := range evs {
-		if err := ctx.Err(); err != nil {
-			// $/cancel_request (or the editor gone): the request answers
-			// -32800 and restore drops the half-folded session, unsealed
-			// and not live, its log closed, so a later load starts clean.
-			return err
-		}
-		updates := s.fold(ev)
-		if !send || void[i] {
-			continue
-		}
-		for _, u := range updates {
-			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {
-				return fmt.Errorf("replaying session %s: %w", s.id, err)
-			}
-		}
-	}
-	return nil
+	return s.sendLog(ctx, s.fold, send)
 }
 
 // replay sends a live session's log again as session/load shows it,
@@ -274,17 +264,30 @@ func (s *conversation) foldLog(ctx context.Context, send bool) error {
 func (s *conversation) replay(ctx context.Context) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	tr := mapping.New(s.scope, s.mappingOptions(true))
+	return s.sendLog(ctx, mapping.New(s.scope, s.mappingOptions(true)).Translate, true)
+}
+
+// sendLog is the stored log's one loop, for a load and a replay alike:
+// each event goes through step (the fold, or only a translator), and with
+// send its updates go to the editor, except those a replay leaves out
+// (hiddenOnReplay). An update the editor does not take fails the load,
+// where the live path (record) only logs it. Called with emitMu held.
+func (s *conversation) sendLog(ctx context.Context, step func(session.Event) []acp.Update, send bool) error {
 	evs := s.log.Events()
 	void := hiddenOnReplay(evs, s.scope)
 	for i, ev := range evs {
 		if err := ctx.Err(); err != nil {
-			return err // cancelled: the live session is as it was
+			// $/cancel_request (or the editor gone). A load answers -32800
+			// and restore drops the half-folded session, unsealed and not
+			// live, its log closed, so a later load starts clean; a replay
+			// leaves the live session as it was.
+			return err
 		}
-		if void[i] {
+		updates := step(ev)
+		if !send || void[i] {
 			continue
 		}
-		for _, u := range tr.Translate(ev) {
+		for _, u := range updates {
 			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {
 				return fmt.Errorf("replaying session %s: %w", s.id, err)
 			}
@@ -382,7 +385,10 @@ func cwdMismatch(id, got, want string) error {
 // names the file, the line and the cause (session.CorruptError,
 // session.UnknownTypeError), so the user can act on it.
 func loadError(id string, err error) error {
+	var ae *acp.Error
 	switch {
+	case errors.As(err, &ae):
+		return ae // said already (openHeld)
 	case errors.Is(err, session.ErrNotFound):
 		return &acp.Error{Code: acp.CodeResourceNotFound, Message: "session not found: " + id, Data: map[string]string{"sessionId": id}}
 	case errors.Is(err, session.ErrBusy):

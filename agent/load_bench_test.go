@@ -71,7 +71,7 @@ func benchLog(b *testing.B, dir, cwd string, n int) {
 		}
 		var calls []session.MessageCall
 		for k := range 2 {
-			calls = append(calls, session.MessageCall{ID: fmt.Sprintf("c%d_%d", turn, k), Name: "read", Arguments: `{"file_path":"main.go"}`})
+			calls = append(calls, session.MessageCall{ID: fmt.Sprintf("c%d_%d", turn, k), Name: "read", Arguments: json.RawMessage(`{"file_path":"main.go"}`)})
 		}
 		add(session.New(session.AssistantMessage{Reasoning: strings.Join(words[:8], " "), ToolCalls: calls}))
 		for _, c := range calls {

@@ -3,12 +3,12 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The cards a session shows that depend on display data stored at run time:
@@ -179,7 +179,7 @@ func TestReplayShowsTheSameCards(t *testing.T) {
 			}
 			replay := content(c2.since(0))
 			want, got := fold(t, live), fold(t, replay)
-			if !reflect.DeepEqual(want.Entries, got.Entries) {
+			if cmp.Diff(want.Entries, got.Entries) != "" {
 				t.Errorf("entries\nlive   %q\nreplay %q", want.Entries, got.Entries)
 			}
 			for id, w := range want.Cards {

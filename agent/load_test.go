@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
+	"github.com/google/go-cmp/cmp"
 )
 
 // stClient is an in-memory editor: it records every session/update as the
@@ -253,7 +253,7 @@ func TestReplayEqualsLive(t *testing.T) {
 				t.Errorf("replay differs from live (-live +replay):\n%s", lineDiff(want, got))
 			}
 			s2 := a2.liveSession(t, id)
-			if !reflect.DeepEqual(s2.history(), liveHistory) {
+			if cmp.Diff(s2.history(), liveHistory) != "" {
 				t.Errorf("rebuilt history differs:\nlive    %+v\nrebuilt %+v", liveHistory, s2.history())
 			}
 			if s2.turnCount() != liveTurns {
@@ -321,7 +321,7 @@ func TestLoadedSessionContinues(t *testing.T) {
 			if len(rec.reqs) != 1 || len(ref.reqs) != 7 {
 				t.Fatalf("requests: %d after the restart, %d in the reference", len(rec.reqs), len(ref.reqs))
 			}
-			if want, got := ref.reqs[6].Messages, rec.reqs[0].Messages; !reflect.DeepEqual(want, got) {
+			if want, got := ref.reqs[6].Messages, rec.reqs[0].Messages; cmp.Diff(want, got) != "" {
 				t.Errorf("the model got a different conversation after %s:\nwant %+v\n got %+v", how, want, got)
 			}
 			s := a2.liveSession(t, id)
@@ -389,7 +389,7 @@ func TestLoadFailsInterruptedCalls(t *testing.T) {
 		session.New(session.TurnStart{Turn: 1}),
 		session.New(session.AssistantChunk{Kind: "text", Text: "Reading."}),
 		session.New(session.AssistantMessage{Text: "Reading.", ToolCalls: []session.MessageCall{
-			{ID: "c1", Name: "read", Arguments: args}, {ID: "c2", Name: "read", Arguments: `{"file_path": "b.txt"}`}}}),
+			{ID: "c1", Name: "read", Arguments: json.RawMessage(args)}, {ID: "c2", Name: "read", Arguments: json.RawMessage(`{"file_path": "b.txt"}`)}}}),
 		session.New(session.ToolCall{CallID: "c1", Name: "read", Args: json.RawMessage(args)}),
 		session.New(session.ToolStatus{CallID: "c1", Status: "running"}),
 	)
@@ -804,7 +804,7 @@ func TestFoldHistory(t *testing.T) {
 	answer := func(text string, calls ...string) session.Event {
 		m := session.AssistantMessage{Text: text}
 		for _, c := range calls {
-			m.ToolCalls = append(m.ToolCalls, session.MessageCall{ID: c, Name: "read", Arguments: `{"file_path":"x"}`})
+			m.ToolCalls = append(m.ToolCalls, session.MessageCall{ID: c, Name: "read", Arguments: json.RawMessage(`{"file_path":"x"}`)})
 		}
 		return session.New(m)
 	}
@@ -859,7 +859,7 @@ func TestFoldHistory(t *testing.T) {
 			for _, ev := range tc.evs {
 				st.apply(ev)
 			}
-			if got := st.history; !reflect.DeepEqual(got, tc.want) {
+			if got := st.history; cmp.Diff(got, tc.want) != "" {
 				t.Errorf("history\n got %+v\nwant %+v", st.history, tc.want)
 			}
 		})

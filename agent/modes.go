@@ -11,6 +11,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
@@ -38,68 +39,12 @@ func ValidMode(id string) bool {
 	return slices.ContainsFunc(PermissionModes, func(c session.Choice) bool { return c.ID == id })
 }
 
-// ModelChoice is one model the user may pick for a session.
-type ModelChoice struct {
-	ID          string // unique, e.g. "deepseek/deepseek-chat"
-	Name        string // shown in the picker
-	Description string
-	Provider    model.Provider
-	// ContextWindow is the usage_update size, in tokens (0: unknown, 128000 assumed).
-	ContextWindow int
-	Images        bool   // the model accepts image input
-	Price         *Price // nil: no cost is reported
-	// ReasoningEfforts are the reasoning_effort values the model takes,
-	// offered as the thought_level config option; empty: it takes none.
-	ReasoningEfforts []string
-}
+// ModelChoice is one model the user may pick for a session; the model
+// catalog (model/catalog) owns it, with its price and the cost of a call.
+type ModelChoice = catalog.Choice
 
-// Price is what a model costs, per million tokens.
-type Price struct {
-	Input       float64 // uncached input
-	CachedInput float64 // input served from the prompt cache (0: same as Input)
-	Output      float64
-	Currency    string // e.g. "USD"
-}
-
-const defaultContextWindow = 128000
-
-// models returns the agent's model choices; a lone Options.Model becomes one.
-func (a *Agent) models() []ModelChoice {
-	if len(a.o.Models) > 0 {
-		if a.o.MoreModels != nil {
-			if more := a.o.MoreModels(); len(more) > 0 {
-				return append(slices.Clip(a.o.Models), more...)
-			}
-		}
-		return a.o.Models
-	}
-	if a.o.Model != nil {
-		name := a.o.ModelName
-		if name == "" {
-			name = "default"
-		}
-		return []ModelChoice{{ID: name, Name: name, Provider: a.o.Model}}
-	}
-	return nil
-}
-
-func (a *Agent) modelChoice(id string) *ModelChoice {
-	ms := a.models()
-	for i := range ms {
-		if ms[i].ID == id {
-			return &ms[i]
-		}
-	}
-	return nil
-}
-
-// anyModelImages: images are advertised when any model a session may pick
-// accepts them. The capability is the agent's, fixed at initialize, while
-// the model is each session's choice; a prompt with images for a text-only
-// model gets the text and a notice (promptContent).
-func (a *Agent) anyModelImages() bool {
-	return slices.ContainsFunc(a.models(), func(m ModelChoice) bool { return m.Images })
-}
+// Price is what a model costs, per million tokens (catalog.Price).
+type Price = catalog.Price
 
 // defaultControls are a new session's mode, model and tools mode, from the
 // agent's options.
@@ -111,12 +56,7 @@ func (a *Agent) defaultControls() ctlState {
 	if c.tools == "" {
 		c.tools = codemode.ModeNative
 	}
-	if ms := a.models(); len(ms) > 0 {
-		c.model = ms[0].ID
-		if a.modelChoice(a.o.DefaultModel) != nil {
-			c.model = a.o.DefaultModel
-		}
-	}
+	c.model = a.models.Default(a.o.DefaultModel)
 	return c
 }
 
@@ -157,12 +97,12 @@ func (a *Agent) controlsOf(ctl ctlState) session.Controls {
 			{ID: mapping.ConfigShowThoughts, Name: "Show thinking", On: !ctl.hideThoughts,
 				Description: "Show the model's reasoning in the thread (it is kept either way)"},
 		}}
-	for _, m := range a.models() {
+	for _, m := range a.models.Models() {
 		c.Models = append(c.Models, session.Choice{ID: m.ID, Name: m.Name, Description: m.Description})
 	}
 	// The effort is offered for the model that takes one; the choice is kept
 	// (and logged) across a switch to a model that takes none.
-	if m := a.modelChoice(ctl.model); m != nil && len(m.ReasoningEfforts) > 0 {
+	if m := a.models.Find(ctl.model); m != nil && len(m.ReasoningEfforts) > 0 {
 		for _, e := range m.ReasoningEfforts {
 			c.Efforts = append(c.Efforts, session.Choice{ID: e, Name: effortName(e)})
 		}
@@ -176,7 +116,7 @@ func (a *Agent) controlsOf(ctl ctlState) session.Controls {
 func (c *controls) mode() string { return c.read().mode }
 
 // model is the session's model, or nil when none is configured.
-func (c *controls) model() *ModelChoice { return c.a.modelChoice(c.read().model) }
+func (c *controls) model() *ModelChoice { return c.a.models.Find(c.read().model) }
 
 // provider is the provider the next model request goes to.
 func (c *controls) provider() model.Provider {
@@ -199,7 +139,7 @@ func (c *controls) set(ctx context.Context, id, value string) error {
 		}
 		ctl.mode = value
 	case mapping.ConfigModel:
-		if c.a.modelChoice(value) == nil {
+		if c.a.models.Find(value) == nil {
 			return acp.InvalidParams("invalid params: unknown model %q (use %s)", value, c.a.modelIDs())
 		}
 		ctl.model = value
@@ -265,7 +205,7 @@ func modeIDs() string {
 
 func (a *Agent) modelIDs() string {
 	var ids []string
-	for _, m := range a.models() {
+	for _, m := range a.models.Models() {
 		ids = append(ids, m.ID)
 	}
 	if len(ids) == 0 {

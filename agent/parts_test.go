@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -33,7 +34,7 @@ func TestMeter(t *testing.T) {
 			&model.Usage{InputTokens: 1000, CachedTokens: 400, OutputTokens: 100, ContextWindow: 8000},
 			64000, 0.5 + (600*2+400*1+100*10)/1e6, "USD"},
 		{"reported window", "m/plain", 0, 0, &model.Usage{InputTokens: 10, ContextWindow: 8000}, 8000, 0, ""},
-		{"default window", "m/plain", 0, 0, &model.Usage{InputTokens: 10}, defaultContextWindow, 0, ""},
+		{"default window", "m/plain", 0, 0, &model.Usage{InputTokens: 10}, catalog.DefaultContextWindow, 0, ""},
 		{"no usage: the last window, cost unchanged", "m/plain", 0, 16000, nil, 16000, 0, ""},
 	}
 	for _, tt := range tests {

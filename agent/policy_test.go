@@ -4,8 +4,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/mcpclient/mcptest"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/rules"
@@ -71,5 +73,45 @@ func TestRulesAcrossModes(t *testing.T) {
 				t.Errorf("the model read %q, want %q in it", read, tc.want)
 			}
 		})
+	}
+}
+
+// An MCP server's timeout covers each of its tools, and a rule names an
+// MCP tool as mcp__server__tool.
+func TestMCPServerTimeoutAndRule(t *testing.T) {
+	srv, _ := stdioMCP(t, "srv", mcptest.ModeStdio)
+	pol, errs := settings.Section{Permissions: settings.Permissions{Deny: []string{"mcp__srv__fail"}},
+		Timeouts: map[string]string{"mcp__srv": "300ms"}}.Compile(rules.Source{Kind: "user", Path: "config.yaml"}, "")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	m := &recorder{p: scriptOf(t,
+		[]map[string]any{
+			toolCallPart(t, "call_1", "mcp__srv__slow", map[string]any{"ms": 20000}),
+			toolCallPart(t, "call_2", "mcp__srv__fail", map[string]any{}),
+			toolCallPart(t, "call_3", "mcp__srv__echo", map[string]any{"text": "still here"}),
+		},
+		[]map[string]any{{"text": "done"}},
+	)}
+	e := newEditor(t, Options{Model: m, PermissionMode: ModeBypass, Policy: pol})
+	sid := e.newSessionWith(t.TempDir(), []acp.McpServer{srv})
+	start := time.Now()
+	if _, err := e.prompt(sid, "go"); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("the turn took %s: the server's timeout did not end the slow call", d)
+	}
+	reqs := m.requests()
+	read := map[string]string{}
+	for _, msg := range reqs[len(reqs)-1].Messages {
+		if msg.Role == model.RoleTool {
+			read[msg.ToolCallID] = msg.Content
+		}
+	}
+	for id, want := range map[string]string{"call_1": "timed out after 300ms", "call_2": "deny rule `mcp__srv__fail`", "call_3": "still here"} {
+		if !strings.Contains(read[id], want) {
+			t.Errorf("%s: the model read %q, want %q in it", id, read[id], want)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/google/go-cmp/cmp"
 )
 
 // A fork starts with the source's conversation: its next model request
@@ -48,6 +48,7 @@ func TestForkContinuesTheConversation(t *testing.T) {
 				a, c = e.agent(rec, acp.ClientCapabilities{})
 			} else {
 				a.o.Model = rec
+				a.models.Lone = rec // the catalog New made from the options
 			}
 			n := c.count()
 			fork, err := a.ForkSession(t.Context(), &acp.ForkSessionRequest{SessionID: id, Cwd: e.cwd})
@@ -71,7 +72,7 @@ func TestForkContinuesTheConversation(t *testing.T) {
 			if len(rec.reqs) != 1 {
 				t.Fatalf("%d model requests for the fork's prompt", len(rec.reqs))
 			}
-			if want, got := ref.reqs[6].Messages[1:], rec.reqs[0].Messages[1:]; !reflect.DeepEqual(want, got) {
+			if want, got := ref.reqs[6].Messages[1:], rec.reqs[0].Messages[1:]; cmp.Diff(want, got) != "" {
 				t.Errorf("the fork's model request differs from the source's next:\nwant %+v\n got %+v", want, got)
 			}
 			if source == "live" {
@@ -239,7 +240,7 @@ func TestPromptResponseUsage(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !reflect.DeepEqual(r.Usage, c.want) {
+				if cmp.Diff(r.Usage, c.want) != "" {
 					t.Errorf("usage %+v, want %+v", r.Usage, c.want)
 				}
 			}

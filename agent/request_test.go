@@ -2,10 +2,10 @@ package agent
 
 import (
 	"fmt"
-	"reflect"
 	"testing"
 
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The request cache gives the system prompt and the history exactly, as
@@ -31,13 +31,13 @@ func TestRequestCache(t *testing.T) {
 		}
 		got := c.messages(sys, history, gen)
 		exp := append([]model.Message{{Role: model.RoleSystem, Content: sys}}, history...)
-		if !reflect.DeepEqual(got, exp) {
+		if cmp.Diff(got, exp) != "" {
 			t.Fatalf("request %d: %d messages, want %d", i, len(got), len(exp))
 		}
 		made, want = append(made, got), append(want, exp)
 	}
 	for i := range made {
-		if !reflect.DeepEqual(made[i], want[i]) {
+		if cmp.Diff(made[i], want[i]) != "" {
 			t.Errorf("request %d changed after later requests", i)
 		}
 	}

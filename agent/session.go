@@ -12,6 +12,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/internal/jobs"
 	"github.com/acp-bridge/acp-bridge/mapping"
+	"github.com/acp-bridge/acp-bridge/mcpclient"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -46,12 +47,26 @@ type conversation struct {
 
 	// emitMu orders events: one append and its updates at a time, so the
 	// log order is the wire order.
+	//
+	// Lock order, the only nesting in a session:
+	//
+	//	outputCoalescer.sendMu -> emitMu -> mu -> the registry's lock
+	//
+	// A coalescer sends (emits) holding its sendMu, so output never
+	// follows its call's result. Under emitMu, fold takes mu to apply the
+	// event, then sets the scope's tools mode and translates (both take
+	// the registry's lock). Nothing takes emitMu while holding mu, and
+	// nothing emits while holding any other lock: the parts' own locks
+	// (announcer, room, meter, steering, Files, mcpclient.Servers, callRecorder,
+	// a coalescer's mu) are each taken alone and released before an emit,
+	// and the parts' readers of the folded state take mu alone.
 	emitMu     sync.Mutex
 	log        *session.Log
 	tr         *mapping.Translator
 	saveFailed bool // the log could not be written; the user was told (emit)
 
-	// mu guards st and the running turn. Lock order: emitMu, then mu.
+	// mu guards st and the running turn; taken after emitMu, never before
+	// (see the lock order above).
 	mu      sync.Mutex
 	st      *state // changed only by apply, in commitLocked (state.go)
 	req     reqCache
@@ -87,7 +102,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 			defer s.emitMu.Unlock()
 			return s.tr.PermissionToolCall(callID)
 		}}
-	s.st = newState(a.defaultControls(), func(m string) bool { return a.modelChoice(m) != nil })
+	s.st = newState(a.defaultControls(), func(m string) bool { return a.models.Find(m) != nil })
 	s.ctl = &controls{a: a, emit: s.emit, booleans: caps.BooleanConfigOptions(), read: func() ctlState {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -112,15 +127,14 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		return s.st.ctx.size
 	}}
 	s.calls = newCallRecorder(s.emit)
-	s.mcp = &mcpServers{scope: s.scope, dir: s.cwd, log: a.log.With("session", id),
-		client: [2]string{a.o.Name, a.o.Version}, bound: a.o.MCPStartTimeout,
-		noticed: func(n session.Notice) { s.status(context.Background(), n) }}
-	s.code = newCodeMode(s, s.st.ctl.tools) // the scope's own run_code and tools mode
+	s.mcp = newMCPServers(&mcpclient.Servers{Scope: s.scope, Log: a.log.With("session", id),
+		ClientName: a.o.Name, ClientVersion: a.o.Version, Bound: a.o.MCPStartTimeout,
+		Elicit: s.elicit, ElicitURL: caps.ElicitationMode("url"), ElicitComplete: s.elicitationDone}, s.cwd,
+		func(n session.Notice) { s.status(context.Background(), n) })
 	a.mu.Lock()
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
 	s.editor = editorOf(a.info)
 	a.mu.Unlock()
-	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	s.policy = newUserPolicy(a.o.Policy, a.o.Settings, id, s.cwd, a.log, policyReport(s))
 	s.perm.policy = s.policy
 	s.perm.seq = func() string { // the running turn's number
@@ -141,6 +155,10 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	// whatever the mode; the mode gate consults the permissions' gate.
 	s.policy.install(s.pipe)
 	s.pipe.AddGate(modeGate(s.ctl, s.perm))
+	// The scope's own run_code and tools mode: its sub-calls go through
+	// the pipeline (policy installed) and the call recorder.
+	s.code = newCodeMode(s.scope, a.log.With("session", id), a.o.CodeMode, s.pipe, s.calls, s.st.ctl.tools)
+	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
 	return s
 }
 
@@ -339,6 +357,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
 	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last
 	s.mu.Unlock()
+	s.log.SetBusy(true) // a process that would take the session over waits (handover.go)
 	s.meter.startTurn()
 	defer func() {
 		s.mu.Lock()
@@ -346,7 +365,11 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		close(s.done)
 		s.done = nil
 		s.handOver()
+		idle := !s.running
 		s.mu.Unlock()
+		if idle {
+			s.log.SetBusy(false)
+		}
 		stop(context.Canceled)
 	}()
 
@@ -451,9 +474,12 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 		for i := range calls {
 			calls[i].ID = cards[i] // the editor's cards and the tool events use the session-unique ids
 		}
-		s.runTools(ctx, calls)
+		results := s.runTools(ctx, calls)
 		if ctx.Err() != nil {
 			return acp.StopCancelled, nil
+		}
+		if slices.ContainsFunc(results, func(r registry.Result) bool { return r.EndTurn }) {
+			return acp.StopEndTurn, nil // a question waits for the user's next message (tools/question)
 		}
 		if finish == model.FinishLength {
 			return acp.StopMaxTokens, nil
@@ -522,13 +548,8 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
 	calls := make([]*registry.Call, len(tcs))
 	for i, tc := range tcs {
-		args := tc.Arguments
-		if !json.Valid(args) {
-			// A model's broken JSON is kept as a JSON string, so the log
-			// stays valid and validation fails the call as INVALID_ARGS.
-			args, _ = json.Marshal(string(args))
-		}
-		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: args, Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs}
+		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: registry.ArgsJSON(tc.Arguments), Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs,
+			Ask: s.askerFor(tc.ID)}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

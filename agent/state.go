@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -130,16 +130,12 @@ func (st *state) apply(ev session.Event) {
 		clear(st.pending)
 		st.extra = nil
 		for _, c := range p.ToolCalls {
-			var args json.RawMessage // nil stays nil, as the model's message had it
-			if c.Arguments != "" {
-				args = json.RawMessage(c.Arguments)
-			}
-			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
+			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 			card := c.Card()
 			st.pending[card] = true
 			st.cards[card] = c.ID
 			if st.openIndex(card) < 0 {
-				st.open = append(st.open, openCall{call: session.ToolCall{CallID: card, Name: c.Name, Args: argsJSON(c.Arguments)}})
+				st.open = append(st.open, openCall{call: session.ToolCall{CallID: card, Name: c.Name, Args: registry.ArgsJSON(c.Arguments)}})
 			}
 		}
 		st.history = append(st.history, msg)
@@ -251,7 +247,7 @@ func compactedContext(summary string) []model.Message { return compact.Replace(s
 func assistantEvent(msg model.Message, cards []string) session.Event {
 	m := session.AssistantMessage{Text: msg.Content, Reasoning: msg.Reasoning}
 	for i, c := range msg.ToolCalls {
-		mc := session.MessageCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)}
+		mc := session.MessageCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 		if i < len(cards) && cards[i] != c.ID {
 			mc.CardID = cards[i]
 		}
@@ -274,16 +270,6 @@ func (st *state) cardIDs(calls []model.ToolCall) []string {
 		out[i] = id
 	}
 	return out
-}
-
-// argsJSON makes a model's arguments safe to log as raw JSON: broken JSON is
-// kept as a JSON string, so the card still shows what the model wrote.
-func argsJSON(s string) json.RawMessage {
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	q, _ := json.Marshal(s)
-	return q
 }
 
 // history is a copy of the model's context as it stands.

@@ -6,7 +6,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 	"time"
 
@@ -191,7 +190,7 @@ func TestSteeringJoinsTheRunningTurn(t *testing.T) {
 	// The state is a fold of the log as stored: each event through its
 	// log line and back.
 	live := ag.liveSession(t, sid)
-	folded := newState(ag.defaultControls(), func(m string) bool { return ag.modelChoice(m) != nil })
+	folded := newState(ag.defaultControls(), func(m string) bool { return ag.models.Find(m) != nil })
 	for _, ev := range evs {
 		line, err := json.Marshal(ev)
 		if err != nil {
@@ -206,8 +205,8 @@ func TestSteeringJoinsTheRunningTurn(t *testing.T) {
 	live.mu.Lock()
 	wantSt := snapshot(live.st)
 	live.mu.Unlock()
-	if got := snapshot(folded); !reflect.DeepEqual(got, wantSt) {
-		t.Errorf("fold of the log differs from the live state:\nlive   %+v\nfolded %+v", wantSt, got)
+	if diff := cmp.Diff(wantSt, snapshot(folded), stateOpts); diff != "" {
+		t.Errorf("fold of the log differs from the live state (-live +folded):\n%s", diff)
 	}
 }
 

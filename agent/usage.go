@@ -3,14 +3,12 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
@@ -45,13 +43,7 @@ func (m *meter) event(u *model.Usage) session.Usage {
 		u = &model.Usage{ContextWindow: m.window()}
 	}
 	choice := m.ctl.model()
-	size := u.ContextWindow
-	if choice != nil && choice.ContextWindow > 0 {
-		size = choice.ContextWindow
-	}
-	if size <= 0 {
-		size = defaultContextWindow
-	}
+	size := catalog.Window(choice, u.ContextWindow)
 	m.mu.Lock()
 	m.turn.add(u)
 	m.mu.Unlock()
@@ -59,10 +51,7 @@ func (m *meter) event(u *model.Usage) session.Usage {
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Estimated: u.Estimated}
 	if choice != nil && choice.Price != nil {
 		// The running total is in the event: applying it is what adds it.
-		ev.Cost, ev.Currency = m.ctl.read().cost+choice.Price.cost(u), choice.Price.Currency
-		if ev.Currency == "" {
-			ev.Currency = "USD"
-		}
+		ev.Cost, ev.Currency = m.ctl.read().cost+choice.Price.Cost(u), choice.Price.CurrencyOf()
 	}
 	return ev
 }
@@ -109,16 +98,6 @@ func (t *turnUsage) add(u *model.Usage) {
 	t.cached += uint64(max(u.CachedTokens, 0))
 }
 
-// cost of one call: cached input at its own price when one is set.
-func (p *Price) cost(u *model.Usage) float64 {
-	cached := min(u.CachedTokens, u.InputTokens)
-	cachedPrice := p.CachedInput
-	if cachedPrice == 0 {
-		cachedPrice = p.Input
-	}
-	return (float64(u.InputTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.OutputTokens)*p.Output) / 1e6
-}
-
 // titleEvent names the session after its first exchange with the model,
 // from the user's first words (asking the model would cost a request and
 // make the title depend on an endpoint being up); ok is false when the
@@ -129,38 +108,11 @@ func titleEvent(current, prompt string, now time.Time) (ev session.Title, ok boo
 	if current != "" {
 		return ev, false
 	}
-	title := titleFrom(prompt)
+	title := session.TitleFrom(prompt)
 	if title == "" {
 		return ev, false
 	}
 	return session.Title{Title: title, UpdatedAt: now.UTC().Format(time.RFC3339)}, true
-}
-
-const titleMax = 60
-
-// titleFrom takes the first line of the prompt with text in it, collapses
-// spaces and cuts it at a word boundary near titleMax runes.
-func titleFrom(prompt string) string {
-	var line string
-	for l := range strings.Lines(prompt) {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "<resource") && !strings.HasPrefix(l, "[resource") {
-			line = l
-			break
-		}
-	}
-	line = strings.Join(strings.Fields(line), " ")
-	if utf8.RuneCountInString(line) <= titleMax {
-		return line
-	}
-	runes := []rune(line)[:titleMax]
-	cut := len(runes)
-	for i := len(runes) - 1; i > titleMax/2; i-- {
-		if unicode.IsSpace(runes[i]) {
-			cut = i
-			break
-		}
-	}
-	return strings.TrimRightFunc(string(runes[:cut]), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) + "…"
 }
 
 // planObserver turns a tool result that carries a plan into the session's

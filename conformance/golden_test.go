@@ -24,7 +24,6 @@ package conformance_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -47,6 +46,8 @@ import (
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
 )
 
 var goldenUpdate = flag.Bool("update", false, "rewrite the agent and replay sections of conformance/testdata/*.txtar")
@@ -64,7 +65,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ar := goldenParse(data)
+			ar := txtar.Parse(data)
 			var agentLines, replayLines []string
 			synctest.Test(t, func(t *testing.T) {
 				agentLines, replayLines = goldenRun(t, ar)
@@ -72,104 +73,62 @@ func TestGolden(t *testing.T) {
 			gotAgent := strings.Join(agentLines, "\n") + "\n"
 			gotReplay := strings.Join(replayLines, "\n") + "\n"
 			if *goldenUpdate {
-				ar.set("agent", gotAgent)
-				ar.set("replay", gotReplay)
-				if err := os.WriteFile(file, ar.format(), 0o644); err != nil {
+				goldenSet(ar, "agent", gotAgent)
+				goldenSet(ar, "replay", gotReplay)
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			goldenDiff(t, "agent", ar.get("agent"), gotAgent)
-			goldenDiff(t, "replay", ar.get("replay"), gotReplay)
+			goldenDiff(t, "agent", goldenFile(ar, "agent"), gotAgent)
+			goldenDiff(t, "replay", goldenFile(ar, "replay"), gotReplay)
 		})
 	}
 }
 
+// goldenDiff reports a section that differs as a line diff (cmp.Diff).
 func goldenDiff(t *testing.T, section, want, got string) {
 	t.Helper()
-	if want == got {
-		return
+	if diff := cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")); diff != "" {
+		t.Errorf("-- %s -- differs (-want +got; run with -update to accept):\n%s", section, diff)
 	}
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(wl), len(gl)); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
+}
+
+// ---- txtar (golang.org/x/tools/txtar) ----
+
+// goldenFile is the named section's text, "" when there is none.
+func goldenFile(ar *txtar.Archive, name string) string {
+	for _, f := range ar.Files {
+		if f.Name == name {
+			return string(f.Data)
 		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			t.Errorf("-- %s -- differs at line %d (run with -update to accept):\nwant %s\n got %s", section, i+1, w, g)
+	}
+	return ""
+}
+
+// goldenSet replaces the named section, or appends it.
+func goldenSet(ar *txtar.Archive, name, body string) {
+	for i := range ar.Files {
+		if ar.Files[i].Name == name {
+			ar.Files[i].Data = []byte(body)
 			return
 		}
 	}
-}
-
-// ---- txtar ----
-
-type goldenArchive struct {
-	header string
-	names  []string
-	files  map[string]string
-}
-
-func goldenParse(data []byte) *goldenArchive {
-	ar := &goldenArchive{files: map[string]string{}}
-	cur := ""
-	var b strings.Builder
-	flush := func() {
-		if cur == "" {
-			ar.header = b.String()
-		} else {
-			ar.files[cur] = b.String()
-		}
-		b.Reset()
-	}
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		if name, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "-- "); ok && strings.HasSuffix(name, " --") {
-			flush()
-			cur = strings.TrimSuffix(name, " --")
-			ar.names = append(ar.names, cur)
-			continue
-		}
-		b.WriteString(line)
-	}
-	flush()
-	return ar
-}
-
-func (ar *goldenArchive) get(name string) string { return ar.files[name] }
-
-func (ar *goldenArchive) set(name, body string) {
-	if _, ok := ar.files[name]; !ok {
-		ar.names = append(ar.names, name)
-	}
-	ar.files[name] = body
-}
-
-func (ar *goldenArchive) format() []byte {
-	var b bytes.Buffer
-	b.WriteString(ar.header)
-	for _, n := range ar.names {
-		fmt.Fprintf(&b, "-- %s --\n", n)
-		b.WriteString(ar.files[n])
-	}
-	return b.Bytes()
+	ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(body)})
 }
 
 // ---- the run ----
 
 // goldenRun plays one archive and returns the agent's lines and the replay.
-func goldenRun(t *testing.T, ar *goldenArchive) (agentLines, replayLines []string) {
-	script, err := model.ParseScript([]byte(ar.get("model")))
+func goldenRun(t *testing.T, ar *txtar.Archive) (agentLines, replayLines []string) {
+	script, err := model.ParseScript([]byte(goldenFile(ar, "model")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{}
-	for _, n := range ar.names {
-		if p, ok := strings.CutPrefix(n, "file "); ok {
-			files[filepath.Join(goldenCwd, p)] = ar.get(n)
+	for _, f := range ar.Files {
+		if p, ok := strings.CutPrefix(f.Name, "file "); ok {
+			files[filepath.Join(goldenCwd, p)] = string(f.Data)
 		}
 	}
 	reg := registry.New()
@@ -192,7 +151,7 @@ func goldenRun(t *testing.T, ar *goldenArchive) (agentLines, replayLines []strin
 
 	cl := newGoldenClient(t, toAgentW, toClientR)
 	var initCaps acp.ClientCapabilities
-	for _, line := range strings.Split(ar.get("client"), "\n") {
+	for _, line := range strings.Split(goldenFile(ar, "client"), "\n") {
 		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}

@@ -552,3 +552,62 @@ func TestTypeScriptTitleAndArchive(t *testing.T) {
 		t.Errorf("after unarchive the default list is %v", got)
 	}
 }
+
+// TestTypeScriptQuestion: through the real binary, with the official SDK
+// as the client, the question tool's choice round-trips: a client with
+// form elicitation gets elicitation/create tied to the call, with the
+// options, and its answer is what the model reads next; a client without
+// elicitation sees the turn end after the question, with no second model
+// request.
+func TestTypeScriptQuestion(t *testing.T) {
+	f := newTSFeatures(t)
+	model := &featureModel{t: t, answer: func(_ *featureModel, _ *http.Request, body map[string]any) string {
+		if role, c := lastMessage(body); role == "tool" {
+			return sseText("Went with: " + c)
+		}
+		return sseCall("call_q", "question", map[string]any{"question": "Which database?", "options": []string{"postgres", "sqlite"}})
+	}}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	with := f.run(srv, "", map[string]any{"name": "question", "prompt": "set up storage (elicitation)",
+		"clientCapabilities": map[string]any{"elicitation": map[string]any{"form": map[string]any{}}},
+		"elicitationAnswer":  map[string]any{"action": "accept", "content": map[string]any{"answer": "sqlite"}}}, modelArgs(srv), "MOCK_KEY=sk-ts")
+	n := len(model.requests())
+	without := f.run(srv, "", map[string]any{"name": "question", "prompt": "set up storage (none)"}, modelArgs(srv), "MOCK_KEY=sk-ts")
+
+	if len(with.Elicitations) != 1 {
+		t.Fatalf("elicitations %v, want one", with.Elicitations)
+	}
+	el := with.Elicitations[0]
+	schema, _ := json.Marshal(el["requestedSchema"])
+	if el["toolCallId"] != "call_q" || el["mode"] != "form" || el["message"] != "Which database?" || !strings.Contains(string(schema), `"enum":["postgres","sqlite"]`) {
+		t.Errorf("elicitation/create %v", el)
+	}
+	if r := with.Responses["prompt"]; r["stopReason"] != "end_turn" {
+		t.Errorf("with elicitation: prompt answered %v", r)
+	}
+	reqs := model.requests()
+	if _, c := lastMessage(reqs[n-1]); !strings.Contains(c, "The user answered: sqlite") {
+		t.Errorf("with elicitation: the model read %q after the question", c)
+	}
+	if len(without.Elicitations) != 0 {
+		t.Errorf("without elicitation: asked anyway %v", without.Elicitations)
+	}
+	if r := without.Responses["prompt"]; r["stopReason"] != "end_turn" {
+		t.Errorf("without elicitation: prompt answered %v", r)
+	}
+	if got := len(model.requests()) - n; got != 1 {
+		t.Errorf("without elicitation: %d model requests, want 1: the turn ends with the question", got)
+	}
+	var title any
+	for _, us := range without.Sessions {
+		for _, u := range us {
+			if u["sessionUpdate"] == "tool_call" {
+				title = u["title"]
+			}
+		}
+	}
+	if title != "Question: Which database?" {
+		t.Errorf("without elicitation: the card's title %v", title)
+	}
+}

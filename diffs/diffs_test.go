@@ -2,11 +2,11 @@ package diffs
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/google/go-cmp/cmp"
 )
 
 // d is a wire hunk for tables: old "<nil>" stands for a nil OldText.
@@ -90,7 +90,7 @@ func TestCompute(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fds := Compute("/w/f.txt", tt.old, tt.new)
-			if g := got(fds); !reflect.DeepEqual(g, tt.want) {
+			if g := got(fds); cmp.Diff(g, tt.want, cmp.AllowUnexported(d{})) != "" {
 				t.Errorf("Compute:\n got %q\nwant %q", g, tt.want)
 			}
 			for _, f := range fds {
@@ -153,13 +153,13 @@ func TestFromEdits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if g := got(FromEdits("/w/f.txt", tt.old, tt.edits)); !reflect.DeepEqual(g, tt.want) {
+			if g := got(FromEdits("/w/f.txt", tt.old, tt.edits)); cmp.Diff(g, tt.want, cmp.AllowUnexported(d{})) != "" {
 				t.Errorf("FromEdits:\n got %q\nwant %q", g, tt.want)
 			}
 			// Where the edits are valid, the whole-file diff agrees on
 			// these inputs (their lines are distinct, so the alignment is unique).
 			if n, err := Apply(tt.old, tt.edits); err == nil {
-				if c := got(Compute("/w/f.txt", &tt.old, n)); !reflect.DeepEqual(c, tt.want) && tt.old != "" {
+				if c := got(Compute("/w/f.txt", &tt.old, n)); cmp.Diff(c, tt.want, cmp.AllowUnexported(d{})) != "" && tt.old != "" {
 					t.Errorf("Compute disagrees:\n got %q\nwant %q", c, tt.want)
 				}
 			}

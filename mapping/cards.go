@@ -27,8 +27,6 @@ func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
 	if c.view == nil {
 		c.view = registry.GenericCard{Title: ev.Name, Kind: string(acp.KindOther)}
 	}
-	if t.calls[ev.CallID] == nil {
-	}
 	t.calls[ev.CallID] = c
 	if _, ok := c.view.(registry.NoCard); ok {
 		return nil // shown elsewhere; a failure gets its card (toolResult)

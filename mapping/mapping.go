@@ -200,17 +200,13 @@ func (t *Translator) toolStatus(s session.ToolStatus) []acp.Update {
 	return []acp.Update{acp.ToolCallUpdate{ToolCallID: s.CallID, Name: c.name, Status: &st}}
 }
 
-// rawJSON passes valid JSON through and quotes anything else, so a model's
-// broken arguments still show.
+// rawJSON is a card's rawInput: no arguments show as {}, the rest by
+// registry.ArgsJSON (a model's broken arguments still show).
 func rawJSON(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 {
 		return json.RawMessage("{}")
 	}
-	if json.Valid(b) {
-		return b
-	}
-	q, _ := json.Marshal(string(b))
-	return q
+	return registry.ArgsJSON(b)
 }
 
 func statusPtr(s acp.ToolCallStatus) *acp.ToolCallStatus { return &s }

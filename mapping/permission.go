@@ -2,8 +2,8 @@ package mapping
 
 import (
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // MaxOptionName bounds a permission option's name in runes. Zed shows the
@@ -16,17 +16,6 @@ const MaxOptionName = 60
 // backticks; they are dropped, whitespace runs become one space, and a
 // name over MaxOptionName runes is cut at a word boundary with "…".
 func OptionName(s string) string {
-	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "`", "")), " ")
-	if utf8.RuneCountInString(s) <= MaxOptionName {
-		return s
-	}
-	runes := []rune(s)[:MaxOptionName-1]
-	cut := len(runes)
-	for i := len(runes) - 1; i > MaxOptionName/2; i-- {
-		if unicode.IsSpace(runes[i]) {
-			cut = i
-			break
-		}
-	}
-	return strings.TrimRightFunc(string(runes[:cut]), unicode.IsSpace) + "…"
+	// The ellipsis counts: at most MaxOptionName runes in all.
+	return session.Shorten(strings.Join(strings.Fields(strings.ReplaceAll(s, "`", "")), " "), MaxOptionName-1)
 }

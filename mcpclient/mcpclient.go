@@ -68,6 +68,13 @@ type Options struct {
 	// OnExit is called once if the connection ends without Close: the
 	// server died or hung up. err says how.
 	OnExit func(c *Conn, err error)
+	// Elicit answers the server's elicitation/create by asking the user
+	// (elicit.go); nil declines every one. ElicitURL: the URL mode is
+	// offered too. ElicitComplete is told when the server says a URL
+	// elicitation is done.
+	Elicit         func(ctx context.Context, e Elicitation) (ElicitAnswer, error)
+	ElicitURL      bool
+	ElicitComplete func(id string)
 }
 
 // Conn is a live connection to one server.
@@ -135,10 +142,11 @@ func Connect(ctx context.Context, s Server, opts *Options) (*Conn, error) {
 	case SSE:
 		t = detached{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: o.httpClient(s.Headers)}}
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, &mcp.ClientOptions{
+	copts := &mcp.ClientOptions{
 		Logger: c.log,
-		// We offer no roots, sampling or elicitation: the editor is the
-		// user's interface, and the bridge does not relay those yet.
+		// We offer no roots or sampling: the editor is the user's
+		// interface, and the bridge does not relay those. Elicitation is
+		// relayed to the editor (elicit.go).
 		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
@@ -146,7 +154,9 @@ func Connect(ctx context.Context, s Server, opts *Options) (*Conn, error) {
 			default: // a refresh is already due; it will see this change too
 			}
 		},
-	})
+	}
+	o.elicitation(s.Name, copts)
+	client := mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, copts)
 	cs, err := c.connect(ctx, client, t)
 	if err != nil {
 		if c.proc != nil {

@@ -96,7 +96,7 @@ func TestTransports(t *testing.T) {
 		t.Run(tc.srv.Type+tc.srv.Name, func(t *testing.T) {
 			c := connect(t, tc.srv, nil)
 			var want []string
-			for _, n := range []string{"add_tool", "count", "echo", "fail", "image", "resource", "slow"} {
+			for _, n := range []string{"add_tool", "ask", "count", "echo", "fail", "image", "resource", "slow"} {
 				want = append(want, tc.prefix+n)
 			}
 			if tc.srv.Type == "" {

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // strictArgs passes the schema but refuses a value in its decode, as a
@@ -63,7 +64,7 @@ func TestInput(t *testing.T) {
 			if err := d.Input(c).Err(); tt.code == "" && err != nil || tt.code != "" && (!errors.As(err, &e) || e.Code != tt.code) {
 				t.Errorf("Err = %v, want code %q", err, tt.code)
 			}
-			if got := d.Input(c).PresentCall(); !reflect.DeepEqual(got, tt.view) {
+			if got := d.Input(c).PresentCall(); cmp.Diff(got, tt.view) != "" {
 				t.Errorf("PresentCall = %#v, want %#v", got, tt.view)
 			}
 			if d.ConcurrencySafe(c) != (tt.code == "") {

@@ -45,6 +45,8 @@ type Tool[In, Out any] struct {
 	Render func(in In, out Out) []Content
 	// Meta returns display data stored with the result for PresentResult.
 	Meta func(in In, out Out) any
+	// EndsTurn, if set, says the turn ends after this result (Result.EndTurn).
+	EndsTurn func(in In, out Out) bool
 
 	// Optional, pure presenters: they read only their arguments and the stored result.
 	PresentCall   func(in In) View
@@ -305,6 +307,9 @@ func define[In, Out any](t Tool[In, Out]) (*Def, error) {
 			}
 		}
 		r := Result{Content: render(in, out), Value: out}
+		if t.EndsTurn != nil {
+			r.EndTurn = t.EndsTurn(in, out)
+		}
 		if t.Meta != nil {
 			if m := t.Meta(in, out); m != nil {
 				b, err := json.Marshal(m)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	jsg "github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -307,14 +307,14 @@ func TestPresentersAreSoftAndContained(t *testing.T) {
 		{`not json`, nil, false},
 	}
 	for _, tt := range tests {
-		if got := d.PresentCall(json.RawMessage(tt.args)); !reflect.DeepEqual(got, tt.call) {
+		if got := d.PresentCall(json.RawMessage(tt.args)); cmp.Diff(got, tt.call) != "" {
 			t.Errorf("PresentCall(%s) = %#v, want %#v", tt.args, got, tt.call)
 		}
 		if got := d.ConcurrencySafe(&Call{Args: json.RawMessage(tt.args)}); got != tt.safe {
 			t.Errorf("ConcurrencySafe(%s) = %v, want %v", tt.args, got, tt.safe)
 		}
 	}
-	if v := d.PresentResult(json.RawMessage(`{"text":"a"}`), Result{Content: []Content{Text("b")}}); !reflect.DeepEqual(v, GenericCard{Title: "ab"}) {
+	if v := d.PresentResult(json.RawMessage(`{"text":"a"}`), Result{Content: []Content{Text("b")}}); cmp.Diff(v, GenericCard{Title: "ab"}) != "" {
 		t.Errorf("PresentResult = %#v", v)
 	}
 	if r := d.Finalize(&Call{}, Result{Content: []Content{Text("x")}}); r.Text() != "x!" {

@@ -34,6 +34,9 @@ type Result struct {
 	// Context is additional context for the model (from post-execute
 	// hooks), delivered after the tool results of the step.
 	Context []string `json:"context,omitempty"`
+	// EndTurn: the turn ends after this step's results (a question the
+	// user could not be asked in the editor waits for their next message).
+	EndTurn bool `json:"endTurn,omitempty"`
 	// Value is the body's typed value (Out), for Code Mode bindings. It
 	// stays in the executing process: the log never stores it.
 	Value any `json:"-"`
@@ -89,6 +92,26 @@ type Files interface {
 // may skip its grace period, since nobody waits for a clean result.
 var ErrShutdown = errors.New("acp-bridge is shutting down: the editor disconnected")
 
+// Asker puts a question to the user through the editor and waits for the
+// answer.
+type Asker interface {
+	Ask(ctx context.Context, q Question) (Answer, error)
+}
+
+// Question is one question: a choice among Options, or a short free
+// answer when there are none.
+type Question struct {
+	Text    string
+	Options []string
+}
+
+// Answer is the user's: Action "accept" with Answer, or "decline" or
+// "cancel".
+type Answer struct {
+	Action string
+	Answer string
+}
+
 // Call carries what a running tool may use. The agent fills it in.
 type Call struct {
 	ID     string
@@ -103,8 +126,22 @@ type Call struct {
 	// background), which outlives the call and ends with the session;
 	// nil where there is none.
 	Jobs *jobs.Table
+	Ask  Asker // the user, when the editor can be asked (elicitation); nil otherwise
 
 	// input is Args decoded by the tool (Def.Input): made once, read by
 	// every stage after.
 	input *Input
+}
+
+// ArgsJSON is the one "valid JSON or quote it" rule for a model's
+// arguments: valid JSON is returned as it is, anything else (a model's
+// broken JSON, nothing at all) as a JSON string of its bytes. So a logged
+// call stays valid JSON, validation fails it as INVALID_ARGS, and its card
+// still shows what the model wrote.
+func ArgsJSON(b json.RawMessage) json.RawMessage {
+	if json.Valid(b) {
+		return b
+	}
+	q, _ := json.Marshal(string(b))
+	return q
 }

@@ -65,9 +65,13 @@ type Set []Rule
 // ask rule, else an allow rule (for a command line, one that covers every
 // command in it). ok is false when no rule speaks.
 func (s Set) Decide(t Target) (r Rule, ok bool) {
+	var cmds []string // the commands a deny or ask rule looks at, cut once
+	if t.Command != "" {
+		cmds = anyCommands(t.Command)
+	}
 	for _, e := range []Effect{Deny, Ask} {
 		for _, r := range s {
-			if r.Effect == e && r.matches(t, false) {
+			if r.Effect == e && r.matches(t, cmds) {
 				return r, true
 			}
 		}
@@ -110,42 +114,40 @@ func (s Set) allowed(t Target) (Rule, bool) {
 		return first, true
 	}
 	for _, r := range s {
-		if r.Effect == Allow && r.matches(t, true) {
+		if r.Effect == Allow && r.coversTool(t.Tool) && (!r.has || r.matchesAnyPath(t.Paths)) {
 			return r, true
 		}
 	}
 	return Rule{}, false
 }
 
-// matches reports whether r speaks about t. exact is for allow rules:
-// a command must be the pattern, where a deny or ask rule matches the
-// pattern anywhere in the command line (see matchesCommand).
-func (r Rule) matches(t Target, exact bool) bool {
+// matches reports whether a deny or ask rule speaks about t, whose
+// command line is cut into cmds.
+func (r Rule) matches(t Target, cmds []string) bool {
 	if !r.coversTool(t.Tool) {
 		return false
 	}
-	if !r.has {
-		return true
-	}
 	switch {
+	case !r.has:
+		return true
 	case r.cmd != nil:
-		if exact {
-			return r.matchesCommand(t.Command, true)
-		}
-		for _, c := range anyCommands(t.Command) {
+		for _, c := range cmds {
 			if r.matchesCommand(c, false) {
 				return true
 			}
 		}
 		return false
-	default:
-		for _, p := range t.Paths {
-			if r.matchesPath(p) {
-				return true
-			}
-		}
-		return false
 	}
+	return r.matchesAnyPath(t.Paths)
+}
+
+func (r Rule) matchesAnyPath(ps []string) bool {
+	for _, p := range ps {
+		if r.matchesPath(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // coversTool: tool names compare case-insensitively; Read also covers the
@@ -181,13 +183,7 @@ func (r Rule) matchesCommand(c string, exact bool) bool {
 	if exact {
 		return r.cmd.MatchString(c)
 	}
-	words := strings.Fields(c)
-	for i := range words {
-		if r.cmd.MatchString(strings.Join(words[i:], " ")) {
-			return true
-		}
-	}
-	return false
+	return r.anywhere.MatchString(c)
 }
 
 // matchesPath matches an absolute path. A pattern with no slash matches

@@ -52,10 +52,12 @@ type Rule struct {
 	// remembered rule belongs to, the session's workspace for a user rule.
 	Root string
 
-	tool string // lower-case tool name or family ("bash", "read", "edit", "mcp__github")
-	arg  string // the pattern inside the parentheses
-	has  bool   // the rule has a parenthesised pattern
-	cmd  *regexp.Regexp
+	tool string         // lower-case tool name or family ("bash", "read", "edit", "mcp__github")
+	arg  string         // the pattern inside the parentheses
+	has  bool           // the rule has a parenthesised pattern
+	cmd  *regexp.Regexp // a whole command, from its first word
+	// anywhere is cmd starting at any word: a deny or ask rule's match
+	anywhere *regexp.Regexp
 }
 
 // String names the rule and where it comes from, for messages.
@@ -89,11 +91,11 @@ func Parse(effect Effect, text string, src Source) (Rule, error) {
 	switch r.tool {
 	case "bash":
 		if r.has {
-			re, err := commandPattern(r.arg)
+			re, anywhere, err := commandPattern(r.arg)
 			if err != nil {
 				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
 			}
-			r.cmd = re
+			r.cmd, r.anywhere = re, anywhere
 		}
 	case "read", "edit", "write", "glob", "grep":
 		if r.has {
@@ -112,25 +114,25 @@ func Parse(effect Effect, text string, src Source) (Rule, error) {
 // commandPattern compiles a command pattern: `prefix:*` matches the prefix
 // alone or followed by more words, `*` anywhere else matches any text, and
 // anything else matches the command exactly. Whitespace runs count as one
-// space.
-func commandPattern(p string) (*regexp.Regexp, error) {
+// space. exact matches from the command's first word; anywhere from any
+// word (what a deny or ask rule looks for).
+func commandPattern(p string) (exact, anywhere *regexp.Regexp, err error) {
 	p = collapse(p)
 	if p == "" {
-		return nil, fmt.Errorf("the command pattern is empty")
+		return nil, nil, fmt.Errorf("the command pattern is empty")
 	}
-	var b strings.Builder
-	b.WriteString("^")
+	body, tail := wild(p), "$"
 	if prefix, ok := strings.CutSuffix(p, ":*"); ok {
 		if prefix == "" {
-			return nil, fmt.Errorf("`:*` needs a command before it")
+			return nil, nil, fmt.Errorf("`:*` needs a command before it")
 		}
-		b.WriteString(wild(prefix))
-		b.WriteString(`(?: .*)?$`)
-	} else {
-		b.WriteString(wild(p))
-		b.WriteString("$")
+		body, tail = wild(prefix), `(?: |$)`
 	}
-	return regexp.Compile(b.String())
+	if exact, err = regexp.Compile("^" + body + tail); err != nil {
+		return nil, nil, err
+	}
+	anywhere, err = regexp.Compile("(?:^| )" + body + tail)
+	return exact, anywhere, err
 }
 
 // wild quotes s for a regexp, with * matching any text.

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Info sums up one stored session for a session list.
@@ -122,11 +121,11 @@ func Summarize(h Header, evs []Event) Info {
 			break
 		}
 	}
-	// The session's own title (the last one given) wins; until it has one,
-	// its first prompt names it.
+	// The session's own title (the last one given: by TitleFrom, or session/set_title)
+	// wins; until it has one, its first prompt names it by the same rule.
 	for i := len(evs) - 1; i >= 0 && info.Title == ""; i-- {
 		if t, ok := evs[i].Payload.(Title); ok {
-			info.Title = TitleFrom(t.Title)
+			info.Title = t.Title
 		}
 	}
 	for _, ev := range evs {
@@ -138,26 +137,4 @@ func Summarize(h Header, evs []Event) Info {
 		}
 	}
 	return info
-}
-
-// titleMax bounds a title: a list entry is one line in the editor's history.
-const titleMax = 80
-
-// TitleFrom makes a one-line title from prompt text: its first non-blank
-// line, cut at titleMax characters on a word boundary where one is near.
-func TitleFrom(text string) string {
-	var line string
-	for l := range strings.Lines(text) {
-		if line = strings.Join(strings.Fields(l), " "); line != "" {
-			break
-		}
-	}
-	if utf8.RuneCountInString(line) <= titleMax {
-		return line
-	}
-	cut := string([]rune(line)[:titleMax])
-	if i := strings.LastIndexByte(cut, ' '); i > titleMax/2 {
-		cut = cut[:i]
-	}
-	return strings.TrimRight(cut, " .,;:") + "…"
 }

@@ -1,5 +1,7 @@
 package session
 
+import "encoding/json"
+
 // TypeAssistantMessage is logged once a model response is complete (or cut
 // short by a cancel), with what the model said in full and the calls it
 // made. The chunks before it are what the editor saw; this is what the model
@@ -17,17 +19,46 @@ type AssistantMessage struct {
 	ToolCalls []MessageCall `json:"toolCalls,omitempty"`
 }
 
-// MessageCall is a call as the model wrote it. Arguments is a string, not
-// raw JSON: a model can write broken JSON, and the context must hold it
-// byte for byte (the model is shown its own words again).
+// MessageCall is a call as the model wrote it. Arguments are the model's
+// bytes, in the one form arguments have from the endpoint to the tool
+// (json.RawMessage); a model can write broken JSON, and the context must
+// hold it byte for byte (the model is shown its own words again), so the
+// log stores them as a JSON string (MarshalJSON), never as raw JSON.
 type MessageCall struct {
-	ID        string `json:"id"` // the endpoint's id, sent back to it
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	ID        string          `json:"id"` // the endpoint's id, sent back to it
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"-"` // logged as "arguments", a string
 	// CardID is the call's id in the editor and in the tool events, when
 	// it differs from ID: endpoints that repeat ids (call_0 in every
 	// response) would otherwise merge cards.
 	CardID string `json:"cardId,omitempty"`
+}
+
+// messageCallJSON is MessageCall's log form: the arguments as a string.
+type messageCallJSON struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	CardID    string `json:"cardId,omitempty"`
+}
+
+// MarshalJSON logs the arguments as a string, whatever bytes they are.
+func (c MessageCall) MarshalJSON() ([]byte, error) {
+	return json.Marshal(messageCallJSON{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments), CardID: c.CardID})
+}
+
+// UnmarshalJSON reads the log form; empty arguments stay nil, as the
+// model's message had them.
+func (c *MessageCall) UnmarshalJSON(b []byte) error {
+	var w messageCallJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*c = MessageCall{ID: w.ID, Name: w.Name, CardID: w.CardID}
+	if w.Arguments != "" {
+		c.Arguments = json.RawMessage(w.Arguments)
+	}
+	return nil
 }
 
 // Card is the id the call's card and tool events use.

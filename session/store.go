@@ -358,7 +358,9 @@ func (st *Store) Delete(id string) error {
 }
 
 func (st *Store) writer(f *os.File, path, id string) *writer {
-	return &writer{f: f, path: path, log: st.log.With("session", id, "path", path)}
+	w := &writer{f: f, path: path, log: st.log.With("session", id, "path", path)}
+	w.writeHolder(false) // handover.go
+	return w
 }
 
 // readFile reads and checks a whole log. good is the length of the part that
@@ -622,6 +624,7 @@ func (w *writer) close() error {
 		return w.err
 	}
 	w.closed = true
+	w.dropHolder()
 	err := w.f.Sync()
 	if cerr := w.f.Close(); err == nil {
 		err = cerr

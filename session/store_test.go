@@ -10,13 +10,13 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/google/go-cmp/cmp"
 )
 
 // clock returns a fake clock that advances one millisecond per reading.
@@ -48,7 +48,7 @@ func turn(n int, prompt string) []Event {
 		New(AssistantChunk{Kind: "thought", Text: "Let me look."}),
 		New(AssistantChunk{Kind: "text", Text: "Reading."}),
 		New(AssistantMessage{Text: "Reading.", Reasoning: "Let me look.",
-			ToolCalls: []MessageCall{{ID: id, Name: "read", Arguments: `{"file_path":"a.go"}`}}}),
+			ToolCalls: []MessageCall{{ID: id, Name: "read", Arguments: json.RawMessage(`{"file_path":"a.go"}`)}}}),
 		New(ToolCall{CallID: id, Name: "read", Args: json.RawMessage(`{"file_path":"a.go"}`)}),
 		New(ToolStatus{CallID: id, Status: "running"}),
 		New(ToolOutput{CallID: id, Data: "live output, never stored"}),
@@ -89,10 +89,10 @@ func TestStoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if gotH.ID != "s1" || gotH.Cwd != h.Cwd || gotH.Version != FormatVersion || gotH.Created.IsZero() ||
-		!reflect.DeepEqual(gotH.AdditionalDirectories, h.AdditionalDirectories) {
+		cmp.Diff(gotH.AdditionalDirectories, h.AdditionalDirectories) != "" {
 		t.Errorf("header = %+v", gotH)
 	}
-	if !reflect.DeepEqual(evs, live) {
+	if cmp.Diff(evs, live) != "" {
 		t.Fatalf("read back %d events, want the %d appended:\n got %v\nwant %v", len(evs), len(live), evs, live)
 	}
 	for i, ev := range evs {
@@ -106,7 +106,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := lg2.Events(); !reflect.DeepEqual(got, live) {
+	if got := lg2.Events(); cmp.Diff(got, live) != "" {
 		t.Fatalf("Open: events differ from the appended ones")
 	}
 	next := lg2.Append(New(Notice{Text: "again"}))
@@ -299,7 +299,7 @@ func TestSyncedAtTurnBoundariesAndToolResults(t *testing.T) {
 		lg.Append(e)
 	}
 	want := []string{TypeUserMessage, TypeTurnStart, TypeToolResult, TypeTurnEnd}
-	if !reflect.DeepEqual(f.syncedAt, want) {
+	if cmp.Diff(f.syncedAt, want) != "" {
 		t.Errorf("synced after %v, want %v", f.syncedAt, want)
 	}
 	for _, l := range f.lines {
@@ -359,7 +359,7 @@ func TestList(t *testing.T) {
 	for _, in := range infos {
 		ids = append(ids, in.ID)
 	}
-	if want := []string{"c", "b", "a"}; !reflect.DeepEqual(ids, want) {
+	if want := []string{"c", "b", "a"}; cmp.Diff(ids, want) != "" {
 		t.Fatalf("listed %v, want %v (most recent first; empty and broken logs left out)", ids, want)
 	}
 	byID := map[string]Info{}
@@ -369,7 +369,7 @@ func TestList(t *testing.T) {
 	if got := byID["a"].Title; got != "Explain the build" {
 		t.Errorf("title of a = %q", got)
 	}
-	if got := byID["b"].Title; len([]rune(got)) > titleMax+1 || !strings.HasSuffix(got, "…") || strings.HasSuffix(got, " …") {
+	if got := byID["b"].Title; len([]rune(got)) > TitleMax+1 || !strings.HasSuffix(got, "…") || strings.HasSuffix(got, " …") {
 		t.Errorf("long title = %q", got)
 	}
 	if a := byID["a"]; a.Events != 2*stored(turn(1, "")) || !a.Updated.After(a.Created) || a.Cwd != "/w/one" {
@@ -405,8 +405,11 @@ func TestTitleFrom(t *testing.T) {
 		{"\n\n   spaced    out \t words  \nsecond", "spaced out words"},
 		{"", ""},
 		{"   \n\t\n", ""},
-		{strings.Repeat("ab ", 30), strings.TrimSpace(strings.Repeat("ab ", 26)) + "…"},
-		{strings.Repeat("é", 100), strings.Repeat("é", 80) + "…"},
+		{strings.Repeat("ab ", 30), strings.TrimSpace(strings.Repeat("ab ", 20)) + "…"},
+		{strings.Repeat("é", 100), strings.Repeat("é", 60) + "…"},
+		{"<resource uri=\"x\">\nbody\n</resource>", "body"},
+		{strings.Repeat("word ", 30), strings.TrimSpace(strings.Repeat("word ", 12)) + "…"},
+		{"Fix the bug, then the tests, then the docs, then the changelog, then…", "Fix the bug, then the tests, then the docs, then the…"},
 	}
 	for _, tc := range tests {
 		if got := TitleFrom(tc.in); got != tc.want {
@@ -552,7 +555,7 @@ func TestDecodeEventFastPathAgrees(t *testing.T) {
 		var gotData, wantData any
 		json.Unmarshal(got.Data, &gotData)
 		json.Unmarshal(want.Data, &wantData)
-		if got.Seq != want.Seq || !got.Time.Equal(want.Time) || got.Type != want.Type || !reflect.DeepEqual(gotData, wantData) {
+		if got.Seq != want.Seq || !got.Time.Equal(want.Time) || got.Type != want.Type || cmp.Diff(gotData, wantData) != "" {
 			t.Errorf("decodeLine(%s)\n got %+v\nwant %+v", tc.line, got, want)
 		}
 	}
@@ -612,7 +615,7 @@ func TestFormatV1StillReads(t *testing.T) {
 		var want, got any
 		json.Unmarshal(stored[e.Seq], &want)
 		json.Unmarshal(again, &got)
-		if !reflect.DeepEqual(want, got) {
+		if cmp.Diff(want, got) != "" {
 			t.Errorf("event %d (%s) loses data through its type:\nstored %s\nagain  %s", e.Seq, e.Type(), stored[e.Seq], again)
 		}
 	}

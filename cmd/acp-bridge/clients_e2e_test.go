@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // These tests drive the built bridge with clients that behave as the ACP
@@ -452,4 +454,86 @@ func TestBinaryApprovedDiffIsAppliedDiff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Point 7: codecompanion runs one bridge per chat, and its /resume asks a
+// new chat's bridge for a session another chat's bridge holds. An idle
+// session is handed over: the old chat is told where it went, and a prompt
+// there is refused saying how to take it back. A session running a turn is
+// not taken: the resume fails saying what to do. Never a silent new session.
+func TestBinaryResumeHeldByAnotherChat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	release := make(chan struct{})
+	m := &oaiMock{t: t, steps: steps(
+		answer("stop", delta(`{"content":"First answer."}`, "")),
+		func(w http.ResponseWriter, _ map[string]any) { // the old chat's second turn: slow
+			<-release
+			sseWrite(w, 1<<20, delta(`{"content":"Slow answer."}`, "stop"))
+		},
+		answer("stop", delta(`{"content":"Answer in the new chat."}`, "")))}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	state, work := t.TempDir(), t.TempDir()
+	args := mockArgs(srv, "--state-dir", state)
+
+	old, _ := startClient(t, codeCompanionProfile, mockEnv, args...)
+	sid := old.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"].(string)
+	old.call("session/prompt", textPrompt(sid, "hello"))
+
+	// Busy: the old chat runs a turn; the new chat's resume is refused.
+	old.nextID++
+	old.send(map[string]any{"jsonrpc": "2.0", "id": old.nextID, "method": "session/prompt", "params": textPrompt(sid, "think slowly")})
+	holder := filepath.Join(state, sid+".jsonl.holder")
+	waitForFile(t, holder, `"busy":true`)
+	fresh, _ := startClient(t, codeCompanionProfile, mockEnv, args...)
+	_, err := fresh.request("session/resume", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}})
+	if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "running a turn") || !strings.Contains(err.Message, "resume the session again") {
+		t.Fatalf("resume of a busy session: %+v, want -32602 saying it runs a turn and what to do", err)
+	}
+	close(release)
+	for old.out.Scan() { // the slow prompt's answer
+		var msg map[string]any
+		json.Unmarshal(old.out.Bytes(), &msg)
+		if msg["id"] == float64(old.nextID) {
+			break
+		}
+	}
+
+	// Idle: handed over.
+	res := fresh.call("session/resume", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}})
+	if res == nil {
+		t.Fatal("resume answered nothing")
+	}
+	if r := fresh.call("session/prompt", textPrompt(sid, "go on here")); r["stopReason"] != "end_turn" {
+		t.Errorf("prompt in the new chat: %v", r)
+	}
+	_, err = old.request("session/prompt", textPrompt(sid, "still here?"))
+	if err == nil || !strings.Contains(err.Message, "continues in another window") || !strings.Contains(err.Message, "resume it here") {
+		t.Errorf("prompt in the old chat after the hand-over: %+v", err)
+	}
+	var told strings.Builder
+	for _, u := range old.updates("agent_message_chunk") {
+		told.WriteString(fmt.Sprint(u["content"].(map[string]any)["text"]))
+	}
+	if !strings.Contains(told.String(), "continues in another window") {
+		t.Errorf("the old chat was not told: %q", told.String())
+	}
+	if lastUserMessage(m.reqs[len(m.reqs)-1]) != "go on here" || !strings.Contains(fmt.Sprint(m.reqs[len(m.reqs)-1]["messages"]), "Slow answer.") {
+		t.Errorf("the new chat's request lacks the thread: %v", m.reqs[len(m.reqs)-1]["messages"])
+	}
+}
+
+// waitForFile polls until path holds want (a state, not a time: it fails
+// only if it never does).
+func waitForFile(t *testing.T, path, want string) {
+	t.Helper()
+	for range 2000 {
+		if b, _ := os.ReadFile(path); strings.Contains(string(b), want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s never held %s", path, want)
 }

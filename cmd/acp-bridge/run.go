@@ -23,6 +23,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/settings"
 	"github.com/acp-bridge/acp-bridge/tools/bash"
 	"github.com/acp-bridge/acp-bridge/tools/fs"
+	"github.com/acp-bridge/acp-bridge/tools/question"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
 )
 
@@ -159,6 +160,10 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 		return ag
 	}, in, stdout, closer, &acp.Options{Logger: logger})
 	close(ready)
+	// Another process (another chat of the same client) resuming a session
+	// this one holds asks for it: an idle one is handed over.
+	stopHandOver := watchHandOver(ag.HandOverRequested)
+	defer stopHandOver()
 	logger.Info("serving ACP on stdio", "version", opts.Version)
 	select {
 	case <-conn.Done():
@@ -176,11 +181,16 @@ func serve(ctx context.Context, opts agent.Options, stdin io.Reader, stdout io.W
 
 func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	reg := registry.New()
+	// Before any tool is registered: a definition takes the registry's
+	// logger when it joins, for presenter panics and "schema failed, tool
+	// not offered" (MCP tools join later, through session scopes).
+	reg.Logger = logger
 	fs.Register(reg)
 	registry.MustAdd(reg, bash.Tool(&bash.Options{SpillDir: cfg.spillDir}))
 	registry.MustAdd(reg, bash.JobOutputTool())
 	registry.MustAdd(reg, bash.JobStopTool())
 	todo.Register(reg)
+	question.Register(reg)
 	models, def, err := cfg.modelChoices()
 	if err != nil {
 		return agent.Options{}, err

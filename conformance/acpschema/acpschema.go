@@ -260,6 +260,11 @@ func (s *Schema) Validate(def string, value []byte) error {
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
+	if s.lacksBooleanOptions() {
+		if err := checkBooleanOptions(v); err != nil {
+			return fmt.Errorf("%s: %w", def, err)
+		}
+	}
 	u := s.Unstable
 	if kind := updateKind(def, v); kind != "" && !s.updates[kind] {
 		switch {
@@ -449,4 +454,65 @@ func (c *Checker) check(dir Direction, line []byte) error {
 		return c.s.Validate(meth.Result, m.Result)
 	}
 	return fmt.Errorf("%w: neither a request nor a response", ErrNotJSONRPC)
+}
+
+// lacksBooleanOptions reports whether neither this schema nor its unstable
+// companion knows boolean session config options (1.25 added them, with
+// the client capability session.configOptions.boolean that names them).
+func (s *Schema) lacksBooleanOptions() bool {
+	const def = "BooleanConfigOptionCapabilities"
+	return !s.names[def] && (s.Unstable == nil || !s.Unstable.names[def])
+}
+
+// checkBooleanOptions takes the boolean entries out of every configOptions
+// list in v, checking each against the shape 1.25 gives them (an id, a
+// name, type "boolean", a boolean currentValue), so that an older schema,
+// which knows only select options, checks the rest. An agent offers them
+// only to a client that asked, so they are not wrong, only newer.
+func checkBooleanOptions(v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if list, ok := e.([]any); ok && k == "configOptions" {
+				kept := list[:0:0]
+				for i, o := range list {
+					m, _ := o.(map[string]any)
+					if m["type"] != "boolean" {
+						kept = append(kept, o)
+						continue
+					}
+					if err := booleanOptionShape(m); err != nil {
+						return fmt.Errorf("at '/configOptions/%d': %w", i, err)
+					}
+				}
+				x[k] = kept
+				continue
+			}
+			if err := checkBooleanOptions(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := checkBooleanOptions(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func booleanOptionShape(m map[string]any) error {
+	for _, k := range []string{"id", "name"} {
+		if s, ok := m[k].(string); !ok || s == "" {
+			return fmt.Errorf("boolean option: %s must be a non-empty string", k)
+		}
+	}
+	if _, ok := m["currentValue"].(bool); !ok {
+		return fmt.Errorf("boolean option: currentValue must be a boolean")
+	}
+	if _, ok := m["options"]; ok {
+		return fmt.Errorf("boolean option: has options")
+	}
+	return nil
 }

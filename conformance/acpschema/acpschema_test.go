@@ -124,6 +124,9 @@ func TestNewerVariants(t *testing.T) {
 		{"prompt response with usage", "PromptResponse", `{"stopReason":"end_turn","usage":{"totalTokens":3,"inputTokens":2,"outputTokens":1}}`, false, ""},
 		{"prompt response with usage of the wrong type", "PromptResponse", `{"stopReason":"end_turn","usage":{"totalTokens":"many"}}`, true, "SystemPrompt"},
 		{"fork request with a system prompt", "ForkSessionRequest", `{"sessionId":"s","cwd":"/w","systemPrompt":{"mode":"append","content":[{"type":"text","text":"Be brief."}]}}`, false, "SystemPrompt"},
+		{"new session with a boolean option", "NewSessionResponse", `{"sessionId":"s","configOptions":[{"id":"m","name":"Mode","type":"select","currentValue":"a","options":[{"value":"a","name":"A"}]},{"id":"auto","name":"Auto","type":"boolean","currentValue":true}]}`, false, ""},
+		{"new session with a boolean option whose value is a string", "NewSessionResponse", `{"sessionId":"s","configOptions":[{"id":"auto","name":"Auto","type":"boolean","currentValue":"true"}]}`, true, ""},
+		{"new session with a boolean option and a bad select", "NewSessionResponse", `{"sessionId":"s","configOptions":[{"id":"m","name":"Mode","type":"select","currentValue":"a"},{"id":"auto","name":"Auto","type":"boolean","currentValue":false}]}`, true, ""},
 		{"fork request with a system prompt without content", "ForkSessionRequest", `{"sessionId":"s","cwd":"/w","systemPrompt":{"mode":"append"}}`, true, "SystemPrompt"},
 	}
 	for src, s := range sources(t) {

@@ -1,76 +1,18 @@
 package suite
 
-import (
-	"bytes"
-	"strings"
-)
+import "golang.org/x/tools/txtar"
 
-// Archive is a txtar archive: a free-text comment, then files, each
-// introduced by a line "-- name --". The format is the Go tools' txtar;
-// this is a small reader and writer of it.
-type Archive struct {
-	Comment []byte
-	Files   []File
-}
-
-// File is one file of an Archive.
-type File struct {
-	Name string
-	Data []byte
-}
+// Archive is a txtar archive (golang.org/x/tools/txtar): a free-text
+// comment, then files, each introduced by a line "-- name --"; with the
+// lookups a scenario needs.
+type Archive struct{ txtar.Archive }
 
 // ParseArchive reads a txtar archive. It never fails: text before the
 // first marker is the comment.
-func ParseArchive(data []byte) *Archive {
-	a := &Archive{}
-	var cur *File
-	for len(data) > 0 {
-		line := data
-		rest := []byte(nil)
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, rest = data[:i+1], data[i+1:]
-		}
-		data = rest
-		if name, ok := marker(line); ok {
-			a.Files = append(a.Files, File{Name: name})
-			cur = &a.Files[len(a.Files)-1]
-			continue
-		}
-		if cur == nil {
-			a.Comment = append(a.Comment, line...)
-		} else {
-			cur.Data = append(cur.Data, line...)
-		}
-	}
-	return a
-}
-
-func marker(line []byte) (string, bool) {
-	s := strings.TrimRight(string(line), "\r\n")
-	if !strings.HasPrefix(s, "-- ") || !strings.HasSuffix(s, " --") || len(s) < 7 {
-		return "", false
-	}
-	name := strings.TrimSpace(s[3 : len(s)-3])
-	return name, name != ""
-}
+func ParseArchive(data []byte) *Archive { return &Archive{*txtar.Parse(data)} }
 
 // Format writes the archive back; every section ends with a newline.
-func (a *Archive) Format() []byte {
-	var b bytes.Buffer
-	b.Write(fixNL(a.Comment))
-	for _, f := range a.Files {
-		b.WriteString("-- " + f.Name + " --\n")
-		b.Write(fixNL(f.Data))
-	}
-	return b.Bytes()
-}
-
-func fixNL(b []byte) []byte {
-	if len(b) == 0 || b[len(b)-1] == '\n' {
-		return b
-	}
-	return append(append([]byte(nil), b...), '\n')
-}
+func (a *Archive) Format() []byte { return txtar.Format(&a.Archive) }
 
 // File returns the named file's data.
 func (a *Archive) File(name string) ([]byte, bool) {
@@ -90,5 +32,5 @@ func (a *Archive) Set(name string, data []byte) {
 			return
 		}
 	}
-	a.Files = append(a.Files, File{Name: name, Data: data})
+	a.Files = append(a.Files, txtar.File{Name: name, Data: data})
 }

@@ -39,10 +39,14 @@ const (
 	CodeCancelled      = -32800
 )
 
-// IsRequest, IsNotification and IsResponse classify a message.
-func (m *Msg) IsRequest() bool      { return m.Method != "" && hasID(m.ID) }
+// IsRequest reports whether m is a request: a method and an id.
+func (m *Msg) IsRequest() bool { return m.Method != "" && hasID(m.ID) }
+
+// IsNotification reports whether m is a notification: a method, no id.
 func (m *Msg) IsNotification() bool { return m.Method != "" && !hasID(m.ID) }
-func (m *Msg) IsResponse() bool     { return m.Method == "" && (len(m.Result) > 0 || m.Error != nil) }
+
+// IsResponse reports whether m is a response: a result or an error, no method.
+func (m *Msg) IsResponse() bool { return m.Method == "" && (len(m.Result) > 0 || m.Error != nil) }
 
 func hasID(id json.RawMessage) bool { return len(id) > 0 && string(id) != "null" }
 

@@ -161,6 +161,10 @@ type nameIn struct {
 //   - count {n}: declared with a raw schema (n: integer >= 1)
 //   - add_tool {name}: adds a tool of that name (tools/list_changed)
 //   - crash: the process exits with status 3 (only when canCrash)
+type askIn struct {
+	URL bool `json:"url,omitempty"`
+}
+
 func NewServer(canCrash bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1.0.0"}, nil)
 	text := func(s string) *mcp.CallToolResult {
@@ -169,6 +173,21 @@ func NewServer(canCrash bool) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
 			return text("echo: " + in.Text), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Ask the user for a colour (form elicitation), or to visit a page (url true)."},
+		func(_ context.Context, req *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
+			// The multi round-trip form (SEP-2322): the first call returns
+			// what it needs; the client asks and calls again with answers.
+			if r, ok := req.Params.InputResponses["q"].(*mcp.ElicitResult); ok {
+				b, _ := json.Marshal(r.Content)
+				return text("answer: " + r.Action + " " + string(b)), nil, nil
+			}
+			p := &mcp.ElicitParams{Message: "Which colour?", RequestedSchema: map[string]any{"type": "object",
+				"properties": map[string]any{"colour": map[string]any{"type": "string", "enum": []string{"red", "blue"}}}, "required": []string{"colour"}}}
+			if in.URL {
+				p = &mcp.ElicitParams{Mode: "url", Message: "Sign in, please.", URL: "https://example.com/sign-in", ElicitationID: "el-1"}
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": p}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "Return a picture.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {

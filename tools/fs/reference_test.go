@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The reference implementations below are the plain way to do what grep
@@ -302,7 +302,7 @@ func TestSearchMatchesReference(t *testing.T) {
 				if err != nil {
 					t.Fatalf("grep %q: %v", p, err)
 				}
-				if !reflect.DeepEqual(got, want) {
+				if cmp.Diff(got, want) != "" {
 					t.Errorf("grep %q in %q include %q:\ngot  %s\nwant %s", p, sub, inc, summary(got), summary(want))
 				}
 			}
@@ -317,7 +317,7 @@ func TestSearchMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatalf("glob %q: %v", p, err)
 			}
-			if !reflect.DeepEqual(got, want) {
+			if cmp.Diff(got, want) != "" {
 				t.Errorf("glob %q in %q:\ngot  %d %v\nwant %d %v", p, sub, got.Total, got.Files, want.Total, want.Files)
 			}
 		}

@@ -180,6 +180,16 @@ const scenarios = {
       await call(ctx, "list2", "session/list", {});
     });
   },
+
+  // The question tool: a form elicitation the client answers, or, for a
+  // client without elicitation, a turn that ends with the question.
+  async question() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      await call(ctx, "prompt", "session/prompt", { sessionId: s.sessionId, prompt: text(scenario.prompt) });
+    });
+  },
 };
 
 try {

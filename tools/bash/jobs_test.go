@@ -1,0 +1,88 @@
+package bash
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acp-bridge/acp-bridge/internal/jobs"
+	"github.com/acp-bridge/acp-bridge/registry"
+)
+
+// runTool runs one tool definition on a call that has the job table tb.
+// A failure comes back as a result with its code and message.
+func runTool[In, Out any](t *testing.T, tool registry.Tool[In, Out], cwd string, tb *jobs.Table, args any) registry.Result {
+	t.Helper()
+	d, err := registry.Define(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(args)
+	if err := d.Validate(raw); err != nil {
+		t.Fatalf("validate %s: %v", raw, err)
+	}
+	r, err := d.Run(context.Background(), &registry.Call{ID: "c1", Name: tool.Name, Args: raw, Cwd: cwd, Roots: []string{cwd}, Jobs: tb})
+	if err != nil {
+		var te *registry.Error
+		if !asToolError(err, &te) {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+		return registry.ErrorResult(te.Code, te.Message)
+	}
+	return r
+}
+
+// TestBackgroundJob: run_in_background returns at once with the job's id;
+// job_output reads what is new; job_stop ends the job and the daemon it
+// left; closing the table ends what still runs.
+func TestBackgroundJob(t *testing.T) {
+	dir := t.TempDir()
+	tb := jobs.New(nil)
+	start := time.Now()
+	r := runTool(t, Tool(nil), dir, tb, Args{Command: daemon + "echo ready; while :; do sleep 0.05; done", RunInBackground: true})
+	if r.IsError || !strings.Contains(r.Text(), "job-1") {
+		t.Fatalf("start: %s", r.Text())
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("the call waited %v for a background command", el)
+	}
+	pid := 0
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		out, _, _ := tb.Read("job-1")
+		if strings.Contains(out, "ready") {
+			pid = readPids(t, dir, "daemon.pid")[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no output from the job")
+		}
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if r := runTool(t, JobOutputTool(), dir, tb, JobArgs{Job: "job-1"}); !strings.Contains(r.Text(), "(no new output)") || !strings.Contains(r.Text(), "job-1 is running") {
+		t.Errorf("job_output after everything was read: %s", r.Text())
+	}
+	r = runTool(t, JobStopTool(), dir, tb, JobArgs{Job: "job-1"})
+	if r.IsError || !strings.Contains(r.Text(), "job-1 ended") {
+		t.Errorf("job_stop: %s", r.Text())
+	}
+	if !gone(pid) {
+		t.Errorf("the job's daemon %d outlived job_stop", pid)
+	}
+	if r := runTool(t, JobOutputTool(), dir, tb, JobArgs{Job: "job-9"}); !r.IsError || r.Code != "NO_SUCH_JOB" {
+		t.Errorf("an unknown job: %s %s", r.Code, r.Text())
+	}
+	// Close ends what still runs.
+	runTool(t, Tool(nil), dir, tb, Args{Command: "sleep 300", RunInBackground: true})
+	tb.Close()
+	for _, j := range tb.List() {
+		if j.Running {
+			t.Errorf("%s still runs after Close", j.ID)
+		}
+	}
+	if r := runTool(t, Tool(nil), dir, nil, Args{Command: "true", RunInBackground: true}); r.Code != "BASH_NO_BACKGROUND" {
+		t.Errorf("without a job table: %s %s", r.Code, r.Text())
+	}
+}

@@ -109,32 +109,7 @@ func (s *tsSeen) agentText() string {
 // against the 1.25 schemas the SDK ships. Skipped without node and npm, or
 // when the SDK cannot be installed.
 func TestTypeScriptClient(t *testing.T) {
-	if testing.Short() {
-		t.Skip("installs an npm package and runs node")
-	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s: %v", tool, err)
-		}
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json", "client.mjs"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "tsclient", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
-	npm := exec.CommandContext(t.Context(), "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	npm.Dir = dir
-	if out, err := npm.CombinedOutput(); err != nil {
-		t.Skipf("cannot install @agentclientprotocol/sdk: %v\n%s", err, out)
-	}
-	// The SDK ships the schema release it speaks (1.25.0 stable and unstable).
-	schema, err := acpschema.Load(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, schema := installTSClient(t, "client.mjs")
 	if !schema.HasUpdate("notice") || schema.Unstable == nil {
 		t.Fatalf("the SDK's schema is not 1.25 with its unstable set (notice %v)", schema.HasUpdate("notice"))
 	}
@@ -280,4 +255,42 @@ func TestTypeScriptClient(t *testing.T) {
 	if got := in.Sessions[fmt.Sprint(in.Responses["fork"]["sessionId"])]; !strings.Contains(fmt.Sprint(got), "Forked answer.") {
 		t.Errorf("the fork's updates: %v", got)
 	}
+}
+
+// installTSClient copies the client script and the npm project from
+// testdata/tsclient into a temporary directory, installs the official
+// TypeScript SDK there (npm ci, from the lock file), and loads the schema
+// release the SDK ships. It skips the test in -short mode, without node and
+// npm, or when the SDK cannot be installed.
+func installTSClient(t *testing.T, script string) (dir string, schema *acpschema.Schema) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("installs an npm package and runs node")
+	}
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s: %v", tool, err)
+		}
+	}
+	dir = t.TempDir()
+	for _, f := range []string{"package.json", "package-lock.json", script} {
+		b, err := os.ReadFile(filepath.Join("testdata", "tsclient", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	npm := exec.CommandContext(t.Context(), "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+	npm.Dir = dir
+	if out, err := npm.CombinedOutput(); err != nil {
+		t.Skipf("cannot install @agentclientprotocol/sdk: %v\n%s", err, out)
+	}
+	// The SDK ships the schema release it speaks (1.25.0 stable and unstable).
+	schema, err := acpschema.Load(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, schema
 }

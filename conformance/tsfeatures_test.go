@@ -150,31 +150,7 @@ type tsFeatures struct {
 
 func newTSFeatures(t *testing.T) *tsFeatures {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("installs an npm package and runs node")
-	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s: %v", tool, err)
-		}
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json", "features.mjs"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "tsclient", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
-	npm := exec.CommandContext(t.Context(), "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	npm.Dir = dir
-	if out, err := npm.CombinedOutput(); err != nil {
-		t.Skipf("cannot install @agentclientprotocol/sdk: %v\n%s", err, out)
-	}
-	schema, err := acpschema.Load(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, schema := installTSClient(t, "features.mjs")
 	if schema.Unstable == nil {
 		t.Fatal("the SDK's schema comes without its unstable set")
 	}

@@ -55,11 +55,9 @@ func cmdJobs(ctx context.Context, s *conversation, _ string) acp.StopReason {
 
 // oneLine shortens a command for a list entry.
 func oneLine(s string) string {
-	s, _, cut := strings.Cut(s, "\n")
-	if len(s) > 80 {
-		s, cut = s[:77], true
-	}
-	if cut {
+	first, _, more := strings.Cut(s, "\n")
+	s = session.Shorten(first, 80)
+	if more && !strings.HasSuffix(s, "…") {
 		s += "…"
 	}
 	return s

@@ -249,8 +249,14 @@ type queuedPrompt struct {
 func (s *conversation) cancel() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.stopLocked(context.Canceled)
+}
+
+// stopLocked cancels the running turn with cause and answers the prompts
+// queued behind it as cancelled. s.mu is held.
+func (s *conversation) stopLocked(cause error) {
 	if s.stop != nil {
-		s.stop(context.Canceled)
+		s.stop(cause)
 	}
 	for _, q := range s.queued {
 		q.cancelled = true
@@ -321,14 +327,7 @@ func (s *conversation) close(cause error) {
 // behind it, and waits for the turn to finish.
 func (s *conversation) stopTurn(cause error) {
 	s.mu.Lock()
-	if s.stop != nil {
-		s.stop(cause)
-	}
-	for _, q := range s.queued {
-		q.cancelled = true
-		close(q.ready)
-	}
-	s.queued = nil
+	s.stopLocked(cause)
 	done := s.done
 	s.mu.Unlock()
 	if done != nil {

@@ -10,6 +10,9 @@ type Agent interface {
 	Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error)
 	Authenticate(ctx context.Context, req *AuthenticateRequest) (*AuthenticateResponse, error)
 	NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error)
+	// Prompt runs a turn. A later prompt waits until this one calls
+	// Admitted(ctx) (once it holds the turn or its place in the queue) or
+	// returns: prompts take their places in the order they arrived.
 	Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error)
 	// Cancel runs inline on the read loop: it must not block.
 	Cancel(ctx context.Context, req *CancelNotification)

@@ -38,6 +38,7 @@ type Conn struct {
 	methods  map[string]string             // request id -> method, of those in flight
 	stream   *lineStream
 	wg       sync.WaitGroup
+	ordered  queue // the read loop's alone (order.go)
 }
 
 // NewConn starts serving the agent built by newAgent over r and w. closer, if
@@ -130,6 +131,10 @@ func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Requ
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	rctx, after := withAfterReply(rctx)
+	var place *admission
+	if m.ordered {
+		rctx, place = c.ordered.enter(rctx)
+	}
 	key := id.String()
 	c.mu.Lock()
 	c.inflight[key] = cancel
@@ -146,6 +151,12 @@ func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Requ
 			cancel()
 			after.run()
 		}()
+		if place != nil {
+			// Every earlier ordered request admits itself or returns, and
+			// none waits for a later one, so this wait ends.
+			<-place.prev
+			defer place.admit()
+		}
 		result, err := c.call(rctx, m, req)
 		if err != nil {
 			c.replyErr(ctx, rc, id, toWireError(err))

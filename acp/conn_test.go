@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // fakeAgent is an Agent whose methods are function fields.
@@ -17,6 +20,7 @@ type fakeAgent struct {
 	newSession func(context.Context, *NewSessionRequest) (*NewSessionResponse, error)
 	prompt     func(context.Context, *PromptRequest) (*PromptResponse, error)
 	cancel     func(context.Context, *CancelNotification)
+	admitLate  bool // prompt calls Admitted itself
 }
 
 func (f *fakeAgent) Initialize(ctx context.Context, r *InitializeRequest) (*InitializeResponse, error) {
@@ -35,6 +39,9 @@ func (f *fakeAgent) NewSession(ctx context.Context, r *NewSessionRequest) (*NewS
 	return &NewSessionResponse{SessionID: "s1"}, nil
 }
 func (f *fakeAgent) Prompt(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+	if !f.admitLate {
+		Admitted(ctx)
+	}
 	return f.prompt(ctx, r)
 }
 func (f *fakeAgent) Cancel(ctx context.Context, r *CancelNotification) {
@@ -264,6 +271,62 @@ func TestConcurrencyAndCancellation(t *testing.T) {
 		t.Errorf("notifications out of order: %v", cancels)
 	}
 	close(release)
+}
+
+// Prompts sent one after another take their places in the order they were
+// sent, though each runs in its own goroutine; a prompt that never admits
+// itself holds the next one until it returns, and unordered methods are
+// not held at all.
+func TestPromptsAreAdmittedInArrivalOrder(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	release := make(chan struct{})
+	a := &fakeAgent{
+		admitLate: true,
+		prompt: func(ctx context.Context, r *PromptRequest) (*PromptResponse, error) {
+			if r.SessionID == "holds" {
+				<-release // returns without admitting itself
+				return &PromptResponse{StopReason: StopEndTurn}, nil
+			}
+			mu.Lock()
+			order = append(order, r.SessionID)
+			mu.Unlock()
+			Admitted(ctx)
+			return &PromptResponse{StopReason: StopEndTurn}, nil
+		},
+	}
+	p := newPipePair(t, a, nil)
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) }) // before the pipe's cleanup
+	const n = 50
+	var want []string
+	for i := range n {
+		sid := fmt.Sprint(i)
+		want = append(want, sid)
+		p.send(`{"jsonrpc":"2.0","id":` + sid + `,"method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[]}}`)
+	}
+	for range n {
+		p.recv()
+	}
+	p.send(`{"jsonrpc":"2.0","id":100,"method":"session/prompt","params":{"sessionId":"holds","prompt":[]}}`)
+	p.send(`{"jsonrpc":"2.0","id":101,"method":"session/prompt","params":{"sessionId":"after","prompt":[]}}`)
+	p.send(`{"jsonrpc":"2.0","id":102,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`)
+	if m := p.recv(); string(m.ID) != "102" {
+		t.Fatalf("want session/new answered first (a prompt behind an unadmitted one waits, session/new does not); got %+v", m)
+	}
+	once.Do(func() { close(release) })
+	got := map[string]bool{}
+	for range 2 {
+		got[string(p.recv().ID)] = true
+	}
+	if !got["100"] || !got["101"] {
+		t.Fatalf("answers after the held prompt returned: %v", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(append(want, "after"), order); diff != "" {
+		t.Errorf("prompts took their places out of arrival order (-want +got):\n%s", diff)
+	}
 }
 
 func TestClientCallsAndCancelRequest(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 // method is one row of the dispatch table.
 type method struct {
 	notification bool
+	ordered      bool // admitted in arrival order (order.go)
 	handle       func(ctx context.Context, a Agent, params json.RawMessage) (any, error)
 }
 
@@ -27,9 +28,9 @@ var methods = map[string]method{
 	MethodSessionNew: request(func(a Agent) func(context.Context, *NewSessionRequest) (*NewSessionResponse, error) {
 		return a.NewSession
 	}, "cwd", "mcpServers"),
-	MethodSessionPrompt: request(func(a Agent) func(context.Context, *PromptRequest) (*PromptResponse, error) {
+	MethodSessionPrompt: inOrder(request(func(a Agent) func(context.Context, *PromptRequest) (*PromptResponse, error) {
 		return a.Prompt
-	}, "sessionId", "prompt"),
+	}, "sessionId", "prompt")),
 	MethodSessionCancel: {notification: true, handle: func(ctx context.Context, a Agent, raw json.RawMessage) (any, error) {
 		var p CancelNotification
 		if err := decodeParams(raw, &p, "sessionId"); err != nil {
@@ -65,9 +66,9 @@ var methods = map[string]method{
 	MethodSessionSetModel: optional(func(a ModelSetter) func(context.Context, *SetModelRequest) (*SetConfigOptionResponse, error) {
 		return a.SetSessionModel
 	}, "sessionId", "modelId"),
-	MethodSessionSteering: optional(func(a SessionSteerer) func(context.Context, *SteeringRequest) (*SteeringResponse, error) {
+	MethodSessionSteering: inOrder(optional(func(a SessionSteerer) func(context.Context, *SteeringRequest) (*SteeringResponse, error) {
 		return a.Steer
-	}, "sessionId", "prompt"),
+	}, "sessionId", "prompt")),
 	MethodSessionSetTitle: optional(func(a SessionTitler) func(context.Context, *SetSessionTitleRequest) (*SetSessionTitleResponse, error) {
 		return a.SetSessionTitle
 	}, "sessionId", "title"),
@@ -90,6 +91,13 @@ func request[Req, Resp any](bind func(Agent) func(context.Context, *Req) (*Resp,
 		}
 		return bind(a)(ctx, &p)
 	}}
+}
+
+// inOrder makes m an ordered method: its requests take their places (a
+// prompt its turn, a steered message its step) in the order they arrived.
+func inOrder(m method) method {
+	m.ordered = true
+	return m
 }
 
 // optional serves a method only when the agent implements its interface I.

@@ -270,8 +270,13 @@ func (s *conversation) stopLocked(cause error) {
 // message, the AI SDK provider calls again), and it is answered when its
 // own turn ends. It returns with s.mu held and the turn this prompt's, or
 // false (s.mu not held) when the prompt was cancelled before it ran.
+//
+// Either way the prompt has its place once s.mu is taken here, so it tells
+// the connection (acp.Admitted): a prompt the client sent after this one
+// then queues behind it.
 func (s *conversation) await(ctx context.Context) bool {
 	s.mu.Lock()
+	acp.Admitted(ctx)
 	if !s.running {
 		return true
 	}

@@ -37,8 +37,10 @@ func (st *Store) liveToken() (string, error) {
 	if st.live != nil {
 		return st.token, nil
 	}
+	// Mkdir, not MkdirAll: a store directory removed under the bridge is
+	// not made again here (the sessions then go on unsaved, and say so).
 	dir := filepath.Join(st.dir, liveDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, iofs.ErrExist) {
 		return "", err
 	}
 	st.sweepLive(dir)

@@ -386,7 +386,7 @@ func (st *Store) Delete(id string) error {
 func (st *Store) writer(p, id, token string) *writer {
 	st.hold(id, true)
 	w := &writer{path: p, token: token, log: st.log.With("session", id, "path", p),
-		open: func() (logFile, error) { return os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0) },
+		open:    func() (logFile, error) { return os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0) },
 		release: func() { st.hold(id, false) }}
 	w.writeHolder(false) // handover.go
 	return w
@@ -606,7 +606,7 @@ func cutLine(b []byte) (line, rest []byte, complete bool) {
 // it is opened without O_CREATE: a log removed under the session is not
 // started again headerless.
 type writer struct {
-	f       logFile                // open, or nil
+	f       logFile                 // open, or nil
 	open    func() (logFile, error) // nil: never stored (UnsavedLog)
 	release func()                  // tells the store the log is no longer held
 	path    string

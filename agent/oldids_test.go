@@ -81,6 +81,14 @@ func TestOldIDsLoad(t *testing.T) {
 	if want := []string{"call_0-5"}; !slices.Equal(cards, want) {
 		t.Errorf("new cards %v, want %v (unique against the stored ids)", cards, want)
 	}
+	// /init's call takes the scheme's form for a call the agent makes.
+	n = c.count()
+	if stop := e.promptStop(a, "old", "/init"); stop != acp.StopEndTurn {
+		t.Fatalf("stop = %s", stop)
+	}
+	if sc := fold(t, content(c.since(n))); sc.Cards["init"] == nil || sc.Cards["init"].Status != "completed" {
+		t.Errorf("/init's card after the load: %v", sc.Entries)
+	}
 	var read []string
 	for _, msg := range m.last() {
 		if msg.Role == model.RoleTool {
@@ -121,4 +129,29 @@ func renderScreen(t *testing.T, raw []string) string {
 		fmt.Fprintf(&b, "card %s parent=%q title=%q kind=%s status=%s\n  content=%s\n  rawOutput=%s\n", id, parents[id], c.Title, c.Kind, c.Status, c.Content, c.RawOutput)
 	}
 	return b.String()
+}
+
+// TestTopLevelIDs: the recorder gives a top-level call the id its maker
+// wants unless the session, or an earlier call of the same step, has it.
+func TestTopLevelIDs(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		taken, wants []string
+		want         []string
+	}{
+		{"free", nil, []string{"call_1", "call_2"}, []string{"call_1", "call_2"}},
+		{"repeated in a step", nil, []string{"call_0", "call_0", "call_0"}, []string{"call_0", "call_0-2", "call_0-3"}},
+		{"used before", []string{"call_0", "call_0-2"}, []string{"call_0"}, []string{"call_0-3"}},
+		{"a suffix the endpoint used", []string{"call_0"}, []string{"call_0-2", "call_0"}, []string{"call_0-2", "call_0-3"}},
+		{"no id", nil, []string{"", ""}, []string{"-2", "-3"}},
+		{"a command's call", []string{"init_2", "init"}, []string{"init"}, []string{"init-2"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newCallRecorder(nil)
+			r.taken = func(id string) bool { return slices.Contains(tt.taken, id) }
+			if d := cmp.Diff(tt.want, r.ids(tt.wants...)); d != "" {
+				t.Errorf("ids (-want +got):\n%s", d)
+			}
+		})
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	iofs "io/fs"
 	"os"
-	"strings"
 
 	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -72,7 +71,7 @@ func previewEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut,
 		return out, err
 	}
 	out.Matched = note
-	updated := apply(content, edits)
+	updated := match.Apply(content, edits)
 	out.Replaced = len(edits)
 	out.Line = firstChangedLine(&content, updated)
 	out.Diffs = diffs.FromEdits(path, content, edits)
@@ -116,7 +115,7 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 		return out, err
 	}
 	out.Matched = note
-	updated := apply(content, edits)
+	updated := match.Apply(content, edits)
 	saved, err := writeText(ctx, c, path, updated)
 	if err != nil {
 		return out, err
@@ -144,18 +143,4 @@ func findEdits(path, content, old, new string, all bool) ([]diffs.Edit, string, 
 		return nil, "", err
 	}
 	return r.Edits, r.Note(), nil
-}
-
-// apply performs edits (ascending, non-overlapping) on content.
-func apply(content string, edits []diffs.Edit) string {
-	var b strings.Builder
-	b.Grow(len(content))
-	prev := 0
-	for _, e := range edits {
-		b.WriteString(content[prev:e.Start])
-		b.WriteString(e.New)
-		prev = e.End
-	}
-	b.WriteString(content[prev:])
-	return b.String()
 }

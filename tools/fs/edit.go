@@ -7,6 +7,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	iofs "io/fs"
 	"os"
+	"slices"
+	"sync"
 
 	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -134,7 +136,15 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 // (tools/fs/match) and returns the replacements, shaped so the file keeps
 // its line endings and its final-newline state, and how old was matched.
 func findEdits(path, content, old, new string, all bool) ([]diffs.Edit, string, error) {
-	r, err := match.Find(path, content, old, new, all)
+	k := matchKey{path, content, old, new, all}
+	a, ok := matches.take(k)
+	r, err := a.r, a.err
+	if !ok {
+		r, err = findMatch(path, content, old, new, all)
+		if err != nil || r.Tolerant() {
+			matches.put(k, r, err)
+		}
+	}
 	if err != nil {
 		var ref *match.Refusal
 		if errors.As(err, &ref) {
@@ -143,4 +153,59 @@ func findEdits(path, content, old, new string, all bool) ([]diffs.Edit, string, 
 		return nil, "", err
 	}
 	return r.Edits, r.Note(), nil
+}
+
+// findMatch is match.Find; a test counts the cascades walked through it.
+var findMatch = match.Find
+
+// matches keeps the matcher's last answers that walked more of the cascade
+// than its exact step, for the run that follows a preview of the same edit
+// (the agent previews an edit for its card and permission request, then
+// runs it): the run finds the answer instead of walking the cascade again.
+// An answer is reused only for the same path, arguments and file content,
+// where the matcher, a pure function of them, would give it again, and
+// once: the run takes it. An exact match is not kept: finding it costs
+// about what comparing the content with the kept one would.
+var matches matchMemo
+
+type matchKey struct {
+	path, content, old, new string
+	all                     bool
+}
+
+type matchAnswer struct {
+	key matchKey
+	r   match.Result
+	err error
+}
+
+// matchMemo holds the last few answers: previews of calls that never run
+// (a user who refused them) are pushed out by later ones.
+type matchMemo struct {
+	mu      sync.Mutex
+	answers []matchAnswer // oldest first
+}
+
+const keptMatches = 4
+
+func (m *matchMemo) put(k matchKey, r match.Result, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.answers) == keptMatches {
+		m.answers = slices.Delete(m.answers, 0, 1)
+	}
+	m.answers = append(m.answers, matchAnswer{k, r, err})
+}
+
+func (m *matchMemo) take(k matchKey) (matchAnswer, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, a := range m.answers {
+		if a.key == k {
+			m.answers = slices.Delete(m.answers, i, i+1)
+			a.r.Edits = slices.Clone(a.r.Edits)
+			return a, true
+		}
+	}
+	return matchAnswer{}, false
 }

@@ -49,7 +49,13 @@ func main() {
 	if err := os.WriteFile(filepath.Join(minimal, "main.go"), []byte(src), 0o644); err != nil {
 		return nil, err
 	}
-	os.WriteFile(filepath.Join(minimal, "go.mod"), []byte("module minimal\n\ngo 1.26\n"), 0o644)
+	ours, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(minimal, "go.mod"), []byte("module minimal\n\n"+goDirective(ours)+"\n"), 0o644); err != nil {
+		return nil, err
+	}
 	bins := map[string]string{"minimal": filepath.Join(dir, "minimal-bin"), "acp-bridge": filepath.Join(dir, "acp-bridge")}
 	cmd := exec.Command("go", "build", "-o", bins["minimal"], ".")
 	cmd.Dir = minimal
@@ -74,10 +80,16 @@ func main() {
 		return nil, err
 	}
 	floorSrc := strings.Replace(src, "import (", "import (\n\t_ \"github.com/santhosh-tekuri/jsonschema/v6\"", 1)
-	os.WriteFile(filepath.Join(floor, "main.go"), []byte(floorSrc), 0o644)
-	os.WriteFile(filepath.Join(floor, "go.mod"), []byte(floorGoMod), 0o644)
+	if err := os.WriteFile(filepath.Join(floor, "main.go"), []byte(floorSrc), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(floor, "go.mod"), floorGoMod(ours), 0o644); err != nil {
+		return nil, err
+	}
 	if sum, err := os.ReadFile("../../go.sum"); err == nil {
-		os.WriteFile(filepath.Join(floor, "go.sum"), sum, 0o644)
+		if err := os.WriteFile(filepath.Join(floor, "go.sum"), sum, 0o644); err != nil {
+			return nil, err
+		}
 	}
 	bins["floor"] = filepath.Join(dir, "floor-bin")
 	cmd = exec.Command("go", "build", "-o", bins["floor"], ".")
@@ -94,19 +106,25 @@ func main() {
 	return bins, nil
 })
 
-// floorGoMod is the floor program's module: the validator at this
-// module's version, and what selecting it needs at this module's versions
-// (so this module's go.sum covers it).
-const floorGoMod = `module floor
+// floorGoMod is the floor program's module, made from this module's
+// go.mod (ours) under another name: every requirement at this module's
+// version, so the validator and what selecting it needs resolve as they do
+// here and this module's go.sum covers them; the ones the floor does not
+// import cost nothing.
+func floorGoMod(ours []byte) []byte {
+	_, rest, _ := strings.Cut(string(ours), "\n") // the module line
+	return []byte("module floor\n" + rest)
+}
 
-go 1.26
-
-require (
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	github.com/dlclark/regexp2 v1.11.4
-	golang.org/x/text v0.14.0
-)
-`
+// goDirective is the go line of a go.mod.
+func goDirective(gomod []byte) string {
+	for l := range strings.Lines(string(gomod)) {
+		if strings.HasPrefix(l, "go ") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return "go 1.26"
+}
 
 // startupDir holds the startup benchmarks' binaries; TestMain removes it.
 var startupDir string

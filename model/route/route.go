@@ -230,6 +230,10 @@ type routed struct {
 	mk         Maker
 }
 
+// Unwrap is the configured provider, which requests go to while no
+// client routed this provider elsewhere.
+func (r *routed) Unwrap() model.Provider { return r.configured }
+
 func (r *routed) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
 	p, err := r.t.current(r)
 	if err != nil {

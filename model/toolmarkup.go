@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Tool calls written as text. Endpoints meet them two ways:
@@ -22,9 +23,12 @@ import (
 // <function=NAME>{ARGS}</function>, Granite's and Phi's <|tool_call|>[…],
 // and bare JSON ({"name","arguments"} or a list of them).
 
+// Compiled at first use, not at start-up: most sessions never see markup.
 var (
-	functionTag  = regexp.MustCompile(`<function=([A-Za-z0-9_.:\-]+)>?`)
-	parameterTag = regexp.MustCompile(`(?s)<parameter=([A-Za-z0-9_.:\-]+)>\n?(.*?)\n?</parameter>`)
+	functionTag  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<function=([A-Za-z0-9_.:\-]+)>?`) })
+	parameterTag = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)<parameter=([A-Za-z0-9_.:\-]+)>\n?(.*?)\n?</parameter>`)
+	})
 )
 
 // markupCall is one call read from markup: its name and its arguments as
@@ -92,7 +96,7 @@ func parseJSONCalls(s string) ([]markupCall, bool) {
 // parseFunctionTag reads <function=NAME> followed by a JSON object of
 // arguments or by <parameter=…> elements.
 func parseFunctionTag(s string) (markupCall, bool) {
-	m := functionTag.FindStringSubmatchIndex(s)
+	m := functionTag().FindStringSubmatchIndex(s)
 	if m == nil {
 		return markupCall{}, false
 	}
@@ -101,7 +105,7 @@ func parseFunctionTag(s string) (markupCall, bool) {
 	if end := strings.Index(body, "</function>"); end >= 0 {
 		body = body[:end]
 	}
-	if params := parameterTag.FindAllStringSubmatch(body, -1); len(params) > 0 {
+	if params := parameterTag().FindAllStringSubmatch(body, -1); len(params) > 0 {
 		args := map[string]any{}
 		for _, p := range params {
 			var v any

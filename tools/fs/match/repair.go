@@ -3,6 +3,7 @@ package match
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // repair returns old and new repaired one way; ok is false when the repair
@@ -24,14 +25,16 @@ func repair(rep Repair, old, new string) (o, n string, ok bool) {
 // Line-number prefixes as harnesses print them: our read's "12: ",
 // "12 | " and "12|" (Roo, aider), "12→" and "12\t" (cat -n style), and a
 // bare "| " (a gutter whose numbers were dropped). The number may be
-// right-aligned.
-var numberStyles = []*regexp.Regexp{
-	regexp.MustCompile(`^ *[0-9]+: ?`),
-	regexp.MustCompile(`^ *[0-9]+ *\| ?`),
-	regexp.MustCompile(`^ *[0-9]+→`),
-	regexp.MustCompile(`^ *[0-9]+\t`),
-	regexp.MustCompile(`^\| ?`),
-}
+// right-aligned. Compiled at the first repair, not at start-up.
+var numberStyles = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`^ *[0-9]+: ?`),
+		regexp.MustCompile(`^ *[0-9]+ *\| ?`),
+		regexp.MustCompile(`^ *[0-9]+→`),
+		regexp.MustCompile(`^ *[0-9]+\t`),
+		regexp.MustCompile(`^\| ?`),
+	}
+})
 
 // stripNumbers removes one style of line-number prefix. It applies when
 // that style prefixes every non-blank line of old, or, when old's
@@ -41,7 +44,7 @@ var numberStyles = []*regexp.Regexp{
 // exactly before this is tried.
 func stripNumbers(old, new string) (string, string, bool) {
 	ol, ot := toLines(old)
-	for _, re := range numberStyles {
+	for _, re := range numberStyles() {
 		prefixed, nonBlank := 0, 0
 		last, increasing := -1, true
 		for _, l := range ol {

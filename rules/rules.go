@@ -68,7 +68,8 @@ func (r Rule) String() string {
 
 // ruleText is Name or Name(pattern); the name is a tool name, a tool
 // family (Read, Edit) or an MCP server (mcp__server, mcp__server__*).
-// Compiled at the first rule read, not at start-up.
+// Compiled at first use: package initialisation delays the editor's
+// initialize answer, and most sessions have no rules.
 var ruleText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9_*-]+)(?:\((.*)\))?$`) })
 
 // Parse reads one rule. The error says what is wrong in the user's terms.

@@ -25,7 +25,9 @@ func repair(rep Repair, old, new string) (o, n string, ok bool) {
 // Line-number prefixes as harnesses print them: our read's "12: ",
 // "12 | " and "12|" (Roo, aider), "12→" and "12\t" (cat -n style), and a
 // bare "| " (a gutter whose numbers were dropped). The number may be
-// right-aligned. Compiled at the first repair, not at start-up.
+// right-aligned.
+// Compiled at first use, not at start-up: only an edit that missed needs
+// them.
 var numberStyles = sync.OnceValue(func() []*regexp.Regexp {
 	return []*regexp.Regexp{
 		regexp.MustCompile(`^ *[0-9]+: ?`),

@@ -164,7 +164,7 @@ func benchBinarySearch(b *testing.B, mix []searchCase) {
 			b.ReportMetric(medianRatio(again, rgT), "again-x-rg")
 			b.ReportMetric(load0, "load-start")
 			b.ReportMetric(loadAvg(), "load-end")
-			b.Logf("%s: %s", c.name, matches)
+			b.Logf("%s %s %s: %s", c.tool, c.name, c.args, matches)
 		})
 	}
 }

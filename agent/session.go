@@ -130,8 +130,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.calls.taken = func(id string) bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		_, ok := s.st.cards[id]
-		return ok
+		return s.st.ids[id]
 	}
 	s.mcp = newMCPServers(&mcpclient.Servers{Scope: s.scope, Log: a.log.With("session", id),
 		ClientName: a.o.Name, ClientVersion: a.o.Version, Bound: a.o.MCPStartTimeout,

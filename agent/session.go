@@ -382,8 +382,8 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		stop(context.Canceled)
 	}()
 
-	raw, _ := json.Marshal(blocks)
-	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images}))
+	raw, _ := json.Marshal(blocks) // the stored form; the fold and the translator read blocks
+	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images, Blocks: blocks}))
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
 	if dropped > 0 {
 		s.notice(ctx, droppedImagesNotice(m, dropped))

@@ -43,7 +43,7 @@ type state struct {
 	// The context being built: the last prompt until it enters the
 	// context, and the additional context of the results so far (the
 	// calls still owed a result are open's step).
-	prompt *session.UserMessage
+	prompt *model.Message // the last prompt as the model will read it (text, images)
 	extra  []string
 	// ids are every call id the log holds: the call recorder gives new
 	// ones unique against them (calls.go).
@@ -76,12 +76,12 @@ func newState(defaults ctlState, offered func(string) bool) *state {
 func (st *state) apply(ev session.Event) {
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
-		st.prompt = &p
+		st.prompt = &model.Message{Role: model.RoleUser, Content: p.Text, Images: promptImages(p)}
 	case session.UserContext:
 		// The prompt enters the model's context (session.go, run).
 		msg := model.Message{Role: model.RoleUser}
 		if st.prompt != nil {
-			msg.Content, msg.Images = st.prompt.Text, promptImages(*st.prompt)
+			msg = *st.prompt
 		}
 		if st.inTurn != 0 && st.turnFrom < 0 {
 			st.turnFrom = len(st.history)

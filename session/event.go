@@ -64,6 +64,9 @@ type UserMessage struct {
 	// given with Text (an image block, or a resource holding an image
 	// blob). The data stays in Prompt, once.
 	Images []int `json:"images,omitempty"`
+	// MessageID is the id a v2 client knows the message by (session/prompt
+	// answered with it); "" for a v1 prompt.
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // AssistantChunk is a streamed piece of the model's answer or reasoning.

@@ -81,6 +81,15 @@ var methods = map[string]method{
 	MethodSessionUnarchive: optional(func(a SessionArchiver) func(context.Context, *ArchiveSessionRequest) (*EmptyResponse, error) {
 		return a.UnarchiveSession
 	}, "sessionId"),
+	MethodProvidersList: optional(func(a ProviderConfigurer) func(context.Context, *ListProvidersRequest) (*ListProvidersResponse, error) {
+		return a.ListProviders
+	}),
+	MethodProvidersSet: optional(func(a ProviderConfigurer) func(context.Context, *SetProviderRequest) (*EmptyResponse, error) {
+		return a.SetProvider
+	}, "providerId", "apiType", "baseUrl"),
+	MethodProvidersDisable: optional(func(a ProviderConfigurer) func(context.Context, *DisableProviderRequest) (*EmptyResponse, error) {
+		return a.DisableProvider
+	}, "providerId"),
 	MethodLogout: optional(func(a LoggerOuter) func(context.Context, *LogoutRequest) (*LogoutResponse, error) {
 		return a.Logout
 	}),

@@ -175,7 +175,9 @@ type AgentCapabilities struct {
 	McpCapabilities     McpCapabilities       `json:"mcpCapabilities,omitzero"`
 	SessionCapabilities SessionCapabilities   `json:"sessionCapabilities"`
 	Auth                AgentAuthCapabilities `json:"auth,omitzero"`
-	Meta                Meta                  `json:"_meta,omitempty"`
+	// Providers (unstable) advertises providers/list, set and disable.
+	Providers *Empty `json:"providers,omitempty"`
+	Meta      Meta   `json:"_meta,omitempty"`
 }
 
 type AuthMethod struct {

@@ -48,6 +48,9 @@ type Options struct {
 	// MoreModels, if set, adds models learnt after start (an endpoint's
 	// /models list) to Models; it is called whenever the list is needed.
 	MoreModels func() []ModelChoice
+	// Routes is where each provider's requests go, which the client may
+	// change (providers/*, providers.go); nil: not offered.
+	Routes Routes
 	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
 	PermissionMode string
 	// OfferBypass offers bypass among the choices of the mode picker (the
@@ -199,6 +202,9 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	}
 	if a.o.Logout != nil {
 		resp.AgentCapabilities.Auth.Logout = &acp.Empty{}
+	}
+	if a.offersProviders() { // providers.go
+		resp.AgentCapabilities.Providers = &acp.Empty{}
 	}
 	if a.o.Store != nil { // load.go
 		resp.AgentCapabilities.LoadSession = true

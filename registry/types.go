@@ -114,9 +114,9 @@ type Answer struct {
 
 // Call carries what a running tool may use. The agent fills it in.
 type Call struct {
-	ID     string
+	ID     string // unique in the session (callid.go)
 	Name   string
-	Parent string          // the run_code call, for Code Mode sub-calls
+	Parent string          // the call that made this one (a Code Mode program's run_code); "" for a top-level call
 	Args   json.RawMessage // frozen once logged
 	Cwd    string          // absolute session root
 	Roots  []string        // cwd plus additional directories

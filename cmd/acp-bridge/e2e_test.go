@@ -120,10 +120,15 @@ type rpcClient struct {
 	// perms keeps the requests' params.
 	answer func(params map[string]any) string
 	perms  []map[string]any
+	// tap, when set, sees every line: toAgent for what the client sends.
+	tap func(toAgent bool, line []byte)
 }
 
 func (c *rpcClient) send(v any) {
 	b, _ := json.Marshal(v)
+	if c.tap != nil {
+		c.tap(true, b)
+	}
 	if _, err := c.in.Write(append(b, '\n')); err != nil {
 		c.t.Fatal(err)
 	}
@@ -150,6 +155,9 @@ func (c *rpcClient) request(method string, params any) (map[string]any, *rpcErro
 	id := c.nextID
 	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	for c.out.Scan() {
+		if c.tap != nil {
+			c.tap(false, c.out.Bytes())
+		}
 		var msg struct {
 			JSONRPC string         `json:"jsonrpc"`
 			ID      any            `json:"id"`

@@ -225,7 +225,7 @@ var newer = []string{"usage_update", "notice", "compaction_update", "compaction_
 // newerMethods are methods of releases after 1.21 that the older schema
 // lacks (session/delete became stable in 1.22).
 var newerMethods = []string{"session/delete", "session/set_title", "session/status", "session/archive",
-	"session/unarchive", "auth/status", "auth/status_update"}
+	"session/unarchive", "auth/status", "auth/status_update", "providers/list", "providers/set", "providers/disable"}
 
 // ErrNotInSchema marks a message that uses a variant newer than the schema
 // it was checked against: it was not checked, and is not known to be wrong.

@@ -134,22 +134,37 @@ func TestBinaryClientProvider(t *testing.T) {
 		t.Errorf("refused calls changed the providers (-want +got):\n%s", d)
 	}
 
+	// A session open before the set sees the new endpoint's models join its
+	// picker (config_option_update); one made after has them at once.
+	early := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"]
 	c.call("providers/set", map[string]any{"providerId": "endpoint", "apiType": "openai", "baseUrl": srvB.URL + "/v1", "headers": headers})
 	if d := cmp.Diff(wantList(srvB.URL+"/v1"), list(c)); d != "" {
 		t.Errorf("providers/list after the set (-want +got):\n%s", d)
 	}
 	sess := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
 	sid := sess["sessionId"]
-	var offered []string
-	for _, o := range sess["configOptions"].([]any) {
-		if o := o.(map[string]any); o["id"] == "model" {
-			for _, v := range o["options"].([]any) {
-				offered = append(offered, v.(map[string]any)["value"].(string))
+	modelValues := func(opts []any) (out []string) {
+		for _, o := range opts {
+			if o := o.(map[string]any); o["id"] == "model" {
+				for _, v := range o["options"].([]any) {
+					out = append(out, v.(map[string]any)["value"].(string))
+				}
 			}
 		}
+		return out
 	}
-	if d := cmp.Diff([]string{"endpoint/mock-1", "endpoint/mock-b"}, offered); d != "" {
-		t.Errorf("the picker (-want +got):\n%s", d)
+	both := []string{"endpoint/mock-1", "endpoint/mock-b"}
+	if d := cmp.Diff(both, modelValues(sess["configOptions"].([]any))); d != "" {
+		t.Errorf("the picker of a new session (-want +got):\n%s", d)
+	}
+	var earlyPicker []string
+	for _, n := range c.notes {
+		if u := n["update"].(map[string]any); n["sessionId"] == early && u["sessionUpdate"] == "config_option_update" {
+			earlyPicker = modelValues(u["configOptions"].([]any))
+		}
+	}
+	if d := cmp.Diff(both, earlyPicker); d != "" {
+		t.Errorf("the picker of the session open before the set (-want +got):\n%s", d)
 	}
 	prompt := func(text string) {
 		t.Helper()

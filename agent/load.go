@@ -303,7 +303,7 @@ func (s *conversation) sendLog(ctx context.Context, step func(session.Event) []a
 			// leaves the live session as it was.
 			return err
 		}
-		updates := step(ev)
+		updates := step(session.WithBlocks(ev)) // a prompt is decoded here, once for the fold and the translator
 		if !send || void[i] || ev.Seq < from {
 			continue
 		}

@@ -134,8 +134,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.calls.taken = func(id string) bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		_, ok := s.st.cards[id]
-		return ok
+		return s.st.ids[id]
 	}
 	s.mcp = newMCPServers(&mcpclient.Servers{Scope: s.scope, Log: a.log.With("session", id),
 		ClientName: a.o.Name, ClientVersion: a.o.Version, Bound: a.o.MCPStartTimeout,
@@ -388,8 +387,8 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock, me
 		stop(context.Canceled)
 	}()
 
-	raw, _ := json.Marshal(blocks)
-	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images, MessageID: messageID}))
+	raw, _ := json.Marshal(blocks) // the stored form; the fold and the translator read blocks
+	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images, Blocks: blocks, MessageID: messageID}))
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
 	if dropped > 0 {
 		s.notice(ctx, droppedImagesNotice(m, dropped))

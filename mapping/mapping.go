@@ -121,7 +121,10 @@ func (t *Translator) user(p session.UserMessage) []acp.Update {
 	if !t.o.Replay {
 		return nil
 	}
-	blocks := PromptBlocks(p.Prompt, p.Text)
+	blocks, ok := p.PromptBlocks() // decoded once for the fold and here (session.WithBlocks)
+	if !ok {
+		blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
+	}
 	// Consecutive text blocks are one chunk with the separator the model
 	// read (acp.TextSeparator): a client glues a message's chunks.
 	out := make([]acp.Update, 0, len(blocks))
@@ -135,16 +138,6 @@ func (t *Translator) user(p session.UserMessage) []acp.Update {
 		out = append(out, acp.UserMessageChunk{Content: b})
 	}
 	return out
-}
-
-// PromptBlocks is a logged prompt's content blocks (its text alone when
-// they cannot be read).
-func PromptBlocks(prompt json.RawMessage, text string) []acp.ContentBlock {
-	var blocks []acp.ContentBlock
-	if json.Unmarshal(prompt, &blocks) != nil {
-		blocks = []acp.ContentBlock{acp.TextBlock(text)}
-	}
-	return blocks
 }
 
 // Translate turns one event into the updates the editor should see, in order.

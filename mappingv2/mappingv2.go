@@ -102,12 +102,12 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
 		t.endMessages()
-		return []acp.Update{t.user(ev.Seq, p.MessageID, p.Prompt, p.Text)}
+		return []acp.Update{t.user(ev.Seq, p)}
 	case session.UserSteer:
 		if !t.replay {
 			return nil // the client showed it when the user sent it
 		}
-		return []acp.Update{t.user(ev.Seq, "", p.Prompt, p.Text)}
+		return []acp.Update{t.user(ev.Seq, session.UserMessage(p))}
 	case session.TurnStart:
 		t.endMessages()
 		t.state = acp.StateRunning
@@ -157,11 +157,16 @@ func (t *Translator) endMessages() { t.text, t.thought = "", "" }
 // user is a user message upsert; id is the one session/prompt answered
 // with, or (a log written before v2, a steered message) one made of the
 // log position.
-func (t *Translator) user(seq int64, id string, prompt []byte, text string) acp.Update {
+func (t *Translator) user(seq int64, p session.UserMessage) acp.Update {
+	id := p.MessageID
 	if id == "" {
 		id = fmt.Sprintf("user-%d", seq)
 	}
-	return acp.V2UserMessage{MessageID: id, Content: mapping.PromptBlocks(prompt, text)}
+	blocks, ok := p.PromptBlocks()
+	if !ok {
+		blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
+	}
+	return acp.V2UserMessage{MessageID: id, Content: blocks}
 }
 
 // convert re-expresses mapping's v1 updates of the event at seq.

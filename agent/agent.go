@@ -127,6 +127,7 @@ type Agent struct {
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
 	info     *acp.Implementation // the client's clientInfo, nil when it sent none
+	v2       bool                // the connection speaks ACP v2 (dialect.go)
 	sessions map[string]*conversation
 	moved    map[string]bool // sessions handed over to another process (handover.go)
 	shutdown bool            // no sessions after Shutdown: their servers would outlive it
@@ -178,6 +179,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	}
 	a.mu.Lock()
 	a.caps, a.info = req.ClientCapabilities, req.ClientInfo
+	a.v2 = req.ProtocolVersion == acp.ProtocolVersion2
 	a.mu.Unlock()
 	client := "unnamed" // a name and version, never a Go value
 	if ci := req.ClientInfo; ci != nil {
@@ -315,7 +317,7 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	if err != nil {
 		return nil, err
 	}
-	stop, usage, err := s.prompt(ctx, req.Prompt)
+	stop, usage, err := s.prompt(ctx, req.Prompt, req.MessageID)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ type conversation struct {
 	cwd   string
 	roots []string
 	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
+	v2    bool                   // the client speaks ACP v2 (dialect.go)
 	// zeroLines: the client reads card lines 0-based (mapping.ZeroBasedLines
 	// of its clientInfo), snapshotted with caps.
 	zeroLines bool
@@ -62,7 +63,7 @@ type conversation struct {
 	// and the parts' readers of the folded state take mu alone.
 	emitMu     sync.Mutex
 	log        *session.Log
-	tr         *mapping.Translator
+	tr         translator
 	saveFailed bool // the log could not be written; the user was told (emit)
 
 	// mu guards st and the running turn; taken after emitMu, never before
@@ -86,11 +87,14 @@ type conversation struct {
 // newSession builds a session over lg; replay says whether its translator
 // starts by replaying a stored log to the editor (session/load).
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities, lg *session.Log, replay bool) *conversation {
-	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
+	a.mu.Lock()
+	v2 := a.v2
+	a.mu.Unlock()
+	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps, v2: v2,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.jobs = jobs.New(newJobEvents(s.emit))
-	s.perm = &permissions{id: id, client: a.client, log: a.log, emit: s.emit,
+	s.perm = &permissions{id: id, client: permissionClient(a.client, v2), log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -163,7 +167,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	// The scope's own run_code and tools mode: its sub-calls go through
 	// the pipeline (policy installed) and the call recorder.
 	s.code = newCodeMode(s.scope, a.log.With("session", id), a.o.CodeMode, s.pipe, s.calls, s.st.ctl.tools)
-	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
+	s.tr = s.newTranslator(replay)
 	return s
 }
 
@@ -347,7 +351,8 @@ func (s *conversation) stopTurn(cause error) {
 
 // prompt runs one turn to its stop reason, and says what tokens it took
 // (nil when the endpoint reported none).
-func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, *acp.Usage, error) {
+// messageID is the id a v2 client knows the prompt's message by ("" on v1).
+func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock, messageID string) (acp.StopReason, *acp.Usage, error) {
 	m := s.ctl.model()
 	text, images, dropped, err := promptContent(m, blocks)
 	if err != nil {
@@ -383,7 +388,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	}()
 
 	raw, _ := json.Marshal(blocks) // the stored form; the fold and the translator read blocks
-	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images, Blocks: blocks}))
+	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images, Blocks: blocks, MessageID: messageID}))
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
 	if dropped > 0 {
 		s.notice(ctx, droppedImagesNotice(m, dropped))

@@ -69,6 +69,9 @@ type UserMessage struct {
 	// the live path, decoded once on load (WithBlocks), so the fold and
 	// the translator read one decode. Nil: read Prompt (PromptBlocks).
 	Blocks []acp.ContentBlock `json:"-"`
+	// MessageID is the id a v2 client knows the message by (session/prompt
+	// answered with it); "" for a v1 prompt.
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // AssistantChunk is a streamed piece of the model's answer or reasoning.

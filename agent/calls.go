@@ -51,7 +51,7 @@ func newCallRecorder(emit func(context.Context, session.Event)) *callRecorder {
 // and a permission request after it, show what will be applied.
 func (r *callRecorder) start(ctx context.Context, c *registry.Call) {
 	preview := c.Decoded().Preview(ctx, c)
-	r.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent, Preview: preview, Input: c.Decoded()}))
+	r.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent, Agent: c.Agent, Preview: preview, Input: c.Decoded()}))
 	id := c.ID
 	out := newOutputCoalescer(func(data string) {
 		r.emit(ctx, session.New(session.ToolOutput{CallID: id, Data: data}))

@@ -150,16 +150,17 @@ func (st *state) apply(ev session.Event) {
 			st.open = append(st.open, openCall{call: p, carded: true})
 		}
 	case session.ToolResult:
-		parent := ""
+		parent, sub := "", false
 		if i := st.openIndex(p.CallID); i >= 0 {
-			parent = st.open[i].call.Parent
+			parent, sub = st.open[i].call.Parent, st.open[i].call.Agent != ""
 			st.open = slices.Delete(st.open, i, i+1)
 		}
 		if !st.pending[p.CallID] {
 			// Not a call the model made (a Code Mode sub-call), or answered
 			// already. A sub-call's additional context (a PostToolUse hook's)
 			// joins its step's, after the program's result.
-			if parent != "" && st.pending[parent] {
+			// A subagent's call is the subagent's: its model read the context.
+			if parent != "" && st.pending[parent] && !sub {
 				st.extra = append(st.extra, p.Result.Context...)
 			}
 			return
@@ -224,7 +225,9 @@ func (st *state) apply(ev session.Event) {
 		if p.Currency != "" {
 			st.ctl.cost = p.Cost
 		}
-		st.ctx = ctxSize{known: true, used: p.Used, size: p.Size, at: len(st.history)}
+		if p.Agent == "" {
+			st.ctx = ctxSize{known: true, used: p.Used, size: p.Size, at: len(st.history)}
+		}
 	case session.Grant:
 		if p.Key != "" {
 			st.grants[p.Key] = p.Allowed

@@ -58,9 +58,9 @@ const BuiltIn = "built-in"
 func Builtins() []Profile {
 	return []Profile{
 		{Name: "general", Source: BuiltIn,
-			Description: "General-purpose agent with the same tools as you: for a self-contained multi-step task (search, edit, run commands) whose details you do not need in your own context."},
+			Description: "your tools; a self-contained multi-step task whose details you need not see"},
 		{Name: "explorer", Source: BuiltIn, ReadOnly: true,
-			Description:  "Read-only agent (read, grep, glob and other tools that change nothing): finds and reads code and answers a question about it. Several explorers run at the same time.",
+			Description:  "read-only tools (read, grep, glob…): finds and reads code, answers questions about it",
 			Instructions: "You are an explorer: you can only look, never change anything. Search and read what the task needs, then answer it precisely, citing files and lines."},
 	}
 }
@@ -96,9 +96,12 @@ func (s *Set) List() []Profile {
 
 // Load reads the profile files of dirs (later dirs win) over the built-ins.
 // A file that cannot be used costs that file only: it is left out and errs
-// says which and why, so the editor can tell the user. A missing directory
-// is no error.
-func Load(dirs ...Dir) (*Set, []error) {
+// says which and why, so the editor can tell the user. check (nil: none)
+// is what the user of the profiles knows besides (that its tools and its
+// model exist): a file it refuses is left out the same way, before it can
+// take the place of a profile of the same name. A missing directory is no
+// error.
+func Load(check func(Profile) error, dirs ...Dir) (*Set, []error) {
 	s := &Set{byName: map[string]Profile{}}
 	for _, p := range Builtins() {
 		s.byName[p.Name] = p
@@ -130,6 +133,12 @@ func Load(dirs ...Dir) (*Set, []error) {
 			if err != nil {
 				errs = append(errs, err)
 				continue
+			}
+			if check != nil {
+				if err := check(p); err != nil {
+					errs = append(errs, fmt.Errorf("profile %s: %w; it is left out", path, err))
+					continue
+				}
 			}
 			if other, dup := seen[p.Name]; dup {
 				errs = append(errs, fmt.Errorf("profile %s: the name %q is taken by %s in the same directory; this file is left out", path, p.Name, other))

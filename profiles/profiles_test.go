@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,12 +65,20 @@ func TestLoadLayers(t *testing.T) {
 	write(proj, "broken.md", "---\nname: broken\n---\n")
 	write(proj, "z-dup.md", "---\nname: reviewer\ndescription: again\n---\n")
 	write(proj, "notes.txt", "not a profile")
-	s, errs := Load(Dir{Path: user, Kind: "user"}, Dir{Path: proj, Kind: "project"}, Dir{Path: filepath.Join(proj, "absent"), Kind: "project"})
+	write(proj, "slow.md", "---\nname: slow\ndescription: d\nmodel: nonesuch\n---\n")
+	check := func(p Profile) error {
+		if p.Model == "nonesuch" {
+			return errors.New("no model nonesuch")
+		}
+		return nil
+	}
+	s, errs := Load(check, Dir{Path: user, Kind: "user"}, Dir{Path: proj, Kind: "project"}, Dir{Path: filepath.Join(proj, "absent"), Kind: "project"})
 	var msgs []string
 	for _, e := range errs {
 		msgs = append(msgs, e.Error())
 	}
-	if len(msgs) != 2 || !strings.Contains(msgs[0], "broken.md") || !strings.Contains(msgs[1], "z-dup.md") || !strings.Contains(msgs[1], "taken by") {
+	if len(msgs) != 3 || !strings.Contains(msgs[0], "broken.md") || !strings.Contains(msgs[1], "slow.md: no model nonesuch; it is left out") ||
+		!strings.Contains(msgs[2], "z-dup.md") || !strings.Contains(msgs[2], "taken by") {
 		t.Errorf("errors = %q", msgs)
 	}
 	var names []string
@@ -85,7 +94,7 @@ func TestLoadLayers(t *testing.T) {
 }
 
 func TestBuiltins(t *testing.T) {
-	s, errs := Load()
+	s, errs := Load(nil)
 	if errs != nil {
 		t.Fatal(errs)
 	}

@@ -116,7 +116,10 @@ type Answer struct {
 type Call struct {
 	ID     string
 	Name   string
-	Parent string          // the run_code call, for Code Mode sub-calls
+	Parent string // the run_code or task call, for sub-calls
+	// Agent is the subagent (its profile's name) whose model made the
+	// call; "" for the session's own.
+	Agent  string
 	Args   json.RawMessage // frozen once logged
 	Cwd    string          // absolute session root
 	Roots  []string        // cwd plus additional directories

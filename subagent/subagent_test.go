@@ -190,7 +190,7 @@ func schemaOf(s *registry.Structured) json.RawMessage {
 func (l *launcher) ReadOnly(p profiles.Profile) bool { return p.ReadOnly }
 
 func TestTaskTool(t *testing.T) {
-	set, _ := profiles.Load()
+	set, _ := profiles.Load(nil)
 	l := &launcher{}
 	d, err := TaskTool(set, l)
 	if err != nil {
@@ -199,7 +199,7 @@ func TestTaskTool(t *testing.T) {
 	if err := d.Check(); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(d.Description, "- explorer: Read-only") {
+	if !strings.Contains(d.Description, "- explorer: read-only tools") {
 		t.Errorf("description does not list the profiles: %s", d.Description)
 	}
 	run := func(args string) registry.Result {

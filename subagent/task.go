@@ -43,19 +43,18 @@ func TaskTool(set *profiles.Set, l Launcher) (*registry.Def, error) {
 	list := set.List()
 	names := make([]string, 0, len(list))
 	var desc strings.Builder
-	desc.WriteString("Delegate a task to a subagent: it works on its own, with a fresh context (it does not see this conversation, so the prompt must say everything it needs) and the tools of its profile, and returns its final answer. " +
-		"With output_schema (a JSON Schema: type, properties, required, additionalProperties, items, enum, const) it returns a JSON value of that shape. " +
-		"Several task calls in one response run at the same time when their profiles are read-only.\n\nProfiles:")
+	desc.WriteString("Delegate a task to a subagent with a fresh context (it does not see this conversation: say everything it needs) and its profile's tools; returns its final answer, or with output_schema a JSON value of that shape. " +
+		"Read-only profiles' tasks in one response run at the same time.\nProfiles:")
 	for _, p := range list {
 		names = append(names, p.Name)
 		fmt.Fprintf(&desc, "\n- %s: %s", p.Name, p.Description)
 	}
 	enum, _ := json.Marshal(names)
 	params := `{"type":"object","properties":{` +
-		`"description":{"type":"string","description":"A short (3-6 words) title of the task, shown to the user"},` +
-		`"prompt":{"type":"string","minLength":1,"description":"The task, with everything the subagent needs to know"},` +
-		`"profile":{"type":"string","enum":` + string(enum) + `,"description":"Which subagent does it (default general)"},` +
-		`"output_schema":{"type":"object","description":"Optional: the JSON Schema the answer must validate against"}},` +
+		`"description":{"type":"string","description":"3-6 word title"},` +
+		`"prompt":{"type":"string","minLength":1},` +
+		`"profile":{"type":"string","enum":` + string(enum) + `,"description":"default general"},` +
+		`"output_schema":{"type":"object","description":"JSON Schema (type, properties, required, additionalProperties, items, enum, const)"}},` +
 		`"required":["prompt"],"additionalProperties":false}`
 	profileOf := func(in TaskInput) (profiles.Profile, bool) {
 		name := in.Profile

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/acp-bridge/acp-bridge/mapping"
@@ -22,18 +24,24 @@ import (
 // The drivers only adapt their hook shapes to these two steps: a model's
 // calls run through pipeline.ExecuteBatch (Hooks.Logged, Hooks.Done; see
 // runTools), a Code Mode program's sub-calls through the run's bridge
-// (codemode.Host Start and Finish; see codeHost). So a sub-call's output
-// is coalesced exactly like a native call's.
+// (codemode.Host Start and Finish; see codeHost), a subagent's calls
+// through its own ExecuteBatch (subagent.Spec Start and Finish; see
+// subagents.Launch). So a sub-call's output is coalesced exactly like a
+// native call's.
 //
-// Ids: a call is known everywhere by its card id (registry.Call.ID), which
-// is unique in the session. A model's call gets it when its response is
-// logged (state.cardIDs: the endpoint's id, with a -N suffix where the
-// endpoint repeated one; the model reads its own id back), a sub-call from
-// its run (codemode: "<run_code card id>:code:<n>"), /init's call from its
-// turn ("init_<turn>"). Every id is taken from one of those, never made up
-// here, and the recorder keys its live calls by it.
+// Ids: one scheme for every call (registry/callid.go), and the recorder
+// gives the top-level ones (ids): a model's call gets the endpoint's id,
+// /init's call "init", each with a -N suffix where the session used it
+// already, checked against every id the folded log holds (taken), so ids
+// stay unique across a reload and old logs' forms count too. A call
+// another call made (a Code Mode sub-call, a subagent's) is named by its
+// maker with registry.ChildID; it names its parent. Every part that
+// follows a call keys it by that id.
 type callRecorder struct {
 	emit func(context.Context, session.Event)
+	// taken reports whether the session's log has a call with this id
+	// (the folded state's; it takes the session's mu itself); nil: none.
+	taken func(id string) bool
 
 	mu   sync.Mutex                  // guards live; taken alone (never while emitting)
 	live map[string]*outputCoalescer // started calls without a result, by card id
@@ -41,6 +49,24 @@ type callRecorder struct {
 
 func newCallRecorder(emit func(context.Context, session.Event)) *callRecorder {
 	return &callRecorder{emit: emit, live: map[string]*outputCoalescer{}}
+}
+
+// ids gives top-level calls their ids, one for each id their maker wants
+// (the endpoint's, a command's name): that id, unless the session or an
+// earlier one of wants has it already, then the first free "<id>-<n>"
+// (n from 2). One turn makes top-level calls at a time, so an id given
+// here is logged before the next ids call.
+func (r *callRecorder) ids(wants ...string) []string {
+	out := make([]string, len(wants))
+	used := func(id string) bool { return slices.Contains(out, id) || r.taken != nil && r.taken(id) }
+	for i, want := range wants {
+		id := want
+		for n := 2; id == "" || used(id); n++ {
+			id = fmt.Sprintf("%s-%d", want, n)
+		}
+		out[i] = id
+	}
+	return out
 }
 
 // start logs c and gives it its live output. ctx is the driver's: output

@@ -35,9 +35,7 @@ func cmdInit(ctx context.Context, s *conversation, _ string) acp.StopReason {
 		return acp.StopEndTurn
 	}
 	args, _ := json.Marshal(map[string]string{"file_path": path, "content": sysprompt.Starter(s.cwd)})
-	s.mu.Lock()
-	id := fmt.Sprintf("init_%d", s.st.turns)
-	s.mu.Unlock()
+	id := s.calls.ids("init")[0] // a call of its own, not the model's (registry/callid.go)
 	res := s.runTools(ctx, []model.ToolCall{{ID: id, Name: "write", Arguments: args}})
 	switch {
 	case ctx.Err() != nil:

@@ -159,7 +159,7 @@ func (p *userPolicy) verdict(ctx context.Context, c *registry.Call) *callVerdict
 	v := got.(*callVerdict)
 	v.once.Do(func() {
 		view := p.current()
-		if r, ok := view.rules.Decide(rules.TargetOf(c.Name, c.Args, c.Cwd)); ok {
+		if r, ok := view.rules.DecideCall(c.Name, c.Args, c.Cwd); ok {
 			switch r.Effect {
 			case rules.Deny:
 				v.deny = fmt.Sprintf("tool %q was not run: the %s refuses it", c.Name, r)
@@ -236,7 +236,7 @@ func (p *userPolicy) asks(ctx context.Context, c *registry.Call) string {
 // answer: a deny is final whatever answered before it (the view may have
 // been reloaded since the gate).
 func (p *userPolicy) guard(_ context.Context, _ *registry.Def, c *registry.Call) string {
-	if r, ok := p.current().rules.Decide(rules.TargetOf(c.Name, c.Args, c.Cwd)); ok && r.Effect == rules.Deny {
+	if r, ok := p.current().rules.DecideCall(c.Name, c.Args, c.Cwd); ok && r.Effect == rules.Deny {
 		return fmt.Sprintf("tool %q was not run: the %s refuses it", c.Name, r)
 	}
 	return ""

@@ -135,6 +135,12 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		return s.st.ctx.used, s.st.ctx.size
 	}}
 	s.calls = newCallRecorder(s.emit)
+	s.calls.taken = func(id string) bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		_, ok := s.st.cards[id]
+		return ok
+	}
 	s.mcp = newMCPServers(&mcpclient.Servers{Scope: s.scope, Log: a.log.With("session", id),
 		ClientName: a.o.Name, ClientVersion: a.o.Version, Bound: a.o.MCPStartTimeout,
 		Elicit: s.elicit, ElicitURL: caps.ElicitationMode("url"), ElicitComplete: s.elicitationDone}, s.cwd,
@@ -513,9 +519,11 @@ func (s *conversation) commit(msg model.Message) []string {
 	if msg.Content == "" && msg.Reasoning == "" && len(msg.ToolCalls) == 0 {
 		return nil
 	}
-	s.mu.Lock()
-	cards := s.st.cardIDs(msg.ToolCalls)
-	s.mu.Unlock()
+	wants := make([]string, len(msg.ToolCalls))
+	for i, c := range msg.ToolCalls {
+		wants[i] = c.ID
+	}
+	cards := s.calls.ids(wants...)
 	s.emit(context.Background(), assistantEvent(msg, cards))
 	return cards
 }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -257,22 +256,6 @@ func assistantEvent(msg model.Message, cards []string) session.Event {
 		m.ToolCalls = append(m.ToolCalls, mc)
 	}
 	return session.New(m)
-}
-
-// cardIDs gives calls ids unique in the session: the endpoint's, unless
-// an earlier call (of this response or before) has it already, then the
-// endpoint's with a suffix.
-func (st *state) cardIDs(calls []model.ToolCall) []string {
-	out := make([]string, len(calls))
-	taken := func(id string) bool { _, ok := st.cards[id]; return ok || slices.Contains(out, id) }
-	for i, c := range calls {
-		id := c.ID
-		for n := 2; id == "" || taken(id); n++ {
-			id = fmt.Sprintf("%s-%d", c.ID, n)
-		}
-		out[i] = id
-	}
-	return out
 }
 
 // history is a copy of the model's context as it stands.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strconv"
 	"sync"
 
 	"github.com/acp-bridge/acp-bridge/pipeline"
@@ -84,7 +83,7 @@ func newBridge(ctx context.Context, host Host, parent *registry.Call, max int, l
 // order, not start or completion order.
 func (b *bridge) submit(name string, args json.RawMessage, done func(*registry.Def, registry.Result)) string {
 	b.n++
-	sc := &subCall{id: b.parent.ID + ":code:" + strconv.Itoa(b.n), name: name, args: args, done: done}
+	sc := &subCall{id: registry.ChildID(b.parent.ID, SubCallKind, b.n), name: name, args: args, done: done}
 	b.queue = append(b.queue, sc)
 	return sc.id
 }

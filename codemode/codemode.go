@@ -14,6 +14,10 @@ import (
 // ToolName is the reserved name of the Code Mode tool.
 const ToolName = "run_code"
 
+// SubCallKind names a program's calls in their ids: the n-th call a run
+// submits is registry.ChildID(<run_code id>, SubCallKind, n).
+const SubCallKind = "code"
+
 // Mode says how the tools are offered to the model: the registry's one
 // tools-mode type, which the scope's visibility follows.
 type Mode = registry.Mode

@@ -530,6 +530,9 @@ var titleRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>`)
 })
 
+// tagRE is an HTML tag inside a title, compiled at first use like titleRE.
+var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[^>]*>`) })
+
 func htmlTitle(b []byte) string {
 	m := titleRE().FindSubmatch(b)
 	if m == nil {
@@ -540,7 +543,7 @@ func htmlTitle(b []byte) string {
 		t = m[2]
 	}
 	s := strings.Join(strings.Fields(string(t)), " ")
-	s = regexp.MustCompile(`<[^>]*>`).ReplaceAllString(s, "")
+	s = tagRE().ReplaceAllString(s, "")
 	return truncate(s, 80)
 }
 

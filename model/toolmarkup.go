@@ -3,8 +3,10 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Tool calls written as text. Endpoints meet them two ways:
@@ -22,9 +24,16 @@ import (
 // <function=NAME>{ARGS}</function>, Granite's and Phi's <|tool_call|>[…],
 // and bare JSON ({"name","arguments"} or a list of them).
 
+// The tag patterns are compiled at first use, not at package
+// initialisation: start-up runs before the editor's initialize is answered,
+// and most sessions never meet markup.
 var (
-	functionTag  = regexp.MustCompile(`<function=([A-Za-z0-9_.:\-]+)>?`)
-	parameterTag = regexp.MustCompile(`(?s)<parameter=([A-Za-z0-9_.:\-]+)>\n?(.*?)\n?</parameter>`)
+	functionTag = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`<function=([A-Za-z0-9_.:\-]+)>?`)
+	})
+	parameterTag = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)<parameter=([A-Za-z0-9_.:\-]+)>\n?(.*?)\n?</parameter>`)
+	})
 )
 
 // markupCall is one call read from markup: its name and its arguments as
@@ -92,7 +101,7 @@ func parseJSONCalls(s string) ([]markupCall, bool) {
 // parseFunctionTag reads <function=NAME> followed by a JSON object of
 // arguments or by <parameter=…> elements.
 func parseFunctionTag(s string) (markupCall, bool) {
-	m := functionTag.FindStringSubmatchIndex(s)
+	m := functionTag().FindStringSubmatchIndex(s)
 	if m == nil {
 		return markupCall{}, false
 	}
@@ -101,7 +110,7 @@ func parseFunctionTag(s string) (markupCall, bool) {
 	if end := strings.Index(body, "</function>"); end >= 0 {
 		body = body[:end]
 	}
-	if params := parameterTag.FindAllStringSubmatch(body, -1); len(params) > 0 {
+	if params := parameterTag().FindAllStringSubmatch(body, -1); len(params) > 0 {
 		args := map[string]any{}
 		for _, p := range params {
 			var v any
@@ -190,17 +199,22 @@ func parseMarkup(text string) ([]markupCall, bool) {
 var leakMarkers = []string{"<tool_call>", "<|tool_call|>", "<function="}
 
 // leakFilter holds back answer text that may be a tool call a server
-// passed through as text, only for a request that offered tools. Text
-// before a marker goes out as it comes; from a marker on (or, when the
-// answer starts with JSON, from its start) it is held until the answer
-// ends, then read as calls to the offered tools, or given out as the text
-// it was after all.
+// passed through as text, only for a request that offered tools, and only
+// as long as it may still be one. Text before a marker goes out as it
+// comes. From a marker on (or, when the answer starts with JSON, from its
+// start) the text is held while it reads as the start of a call (callStart)
+// and goes out as soon as it cannot: a marker mentioned in prose, a JSON
+// answer whose first key is not a call's, a call to a tool not offered.
+// Once it names an offered tool the rest is held until the answer ends,
+// then read as calls to the offered tools, or given out as the text it was
+// after all.
 type leakFilter struct {
-	tools   map[string]bool
-	shown   bool   // text went out: a bare JSON answer is no longer possible
-	partial string // the end of the text so far, maybe the start of a marker
-	held    strings.Builder
-	holding bool
+	tools     map[string]bool
+	shown     bool   // text went out: a bare JSON answer is no longer possible
+	pending   string // text not yet shown: a possible call (holding) or the start of a marker
+	holding   bool   // pending starts where a call may start
+	committed bool   // pending starts a call to an offered tool: held to the end
+	checkAt   int    // while undecided, look again once pending is this long
 }
 
 func newLeakFilter(req *Request) *leakFilter {
@@ -219,48 +233,81 @@ func (f *leakFilter) text(s string) string {
 	if f == nil {
 		return s
 	}
-	if f.holding {
-		f.held.WriteString(s)
+	if f.committed {
+		f.pending += s
 		return ""
 	}
-	s = f.partial + s
-	f.partial = ""
-	if !f.shown {
-		if t := strings.TrimLeft(s, " \t\r\n"); t == "" {
-			f.partial = s // only blank space so far
-			return ""
-		} else if t[0] == '{' || t[0] == '[' {
-			f.holding = true
-			f.held.WriteString(s)
-			return ""
+	buf := f.pending + s
+	f.pending = ""
+	var out strings.Builder
+	show := func(t string) {
+		if t != "" {
+			out.WriteString(t)
+			f.shown = true
 		}
 	}
-	cut := -1
-	for _, m := range leakMarkers {
-		if i := strings.Index(s, m); i >= 0 && (cut < 0 || i < cut) {
-			cut = i
+	for {
+		if f.holding {
+			if len(buf) < f.checkAt {
+				f.pending = buf
+				return out.String()
+			}
+			switch f.callStart(buf) {
+			case startUndecided:
+				// The JSON of a call that does not begin with its name can
+				// run long: looking again at twice the length keeps the
+				// checks linear in the answer.
+				if len(buf) > 256 {
+					f.checkAt = 2 * len(buf)
+				}
+				f.pending = buf
+				return out.String()
+			case startCall:
+				f.committed = true
+				f.pending = buf
+				return out.String()
+			}
+			// Not a call: its first byte is text, and a call may start
+			// after it.
+			f.holding, f.checkAt = false, 0
+			show(buf[:1])
+			buf = buf[1:]
 		}
-	}
-	if cut >= 0 {
-		f.holding = true
-		f.held.WriteString(s[cut:])
-		s = s[:cut]
-	} else {
-		// Keep back an end that could be the start of a marker.
+		if !f.shown {
+			if t := strings.TrimLeft(buf, " \t\r\n"); t == "" {
+				f.pending = buf // only blank space so far
+				return out.String()
+			} else if t[0] == '{' || t[0] == '[' {
+				f.holding = true
+				continue
+			}
+		}
+		cut := -1
 		for _, m := range leakMarkers {
-			for n := min(len(m)-1, len(s)); n > 0; n-- {
-				if strings.HasSuffix(s, m[:n]) && n > len(f.partial) {
-					f.partial = s[len(s)-n:]
+			if i := strings.Index(buf, m); i >= 0 && (cut < 0 || i < cut) {
+				cut = i
+			}
+		}
+		if cut >= 0 {
+			show(buf[:cut])
+			buf = buf[cut:]
+			f.holding = true
+			continue
+		}
+		// Keep back an end that could be the start of a marker.
+		keep := 0
+		for _, m := range leakMarkers {
+			for n := min(len(m)-1, len(buf)); n > keep; n-- {
+				if strings.HasSuffix(buf, m[:n]) {
+					keep = n
 					break
 				}
 			}
 		}
-		s = s[:len(s)-len(f.partial)]
+		show(buf[:len(buf)-keep])
+		f.pending = buf[len(buf)-keep:]
+		return out.String()
 	}
-	if s != "" {
-		f.shown = true
-	}
-	return s
 }
 
 // end returns the calls in the held text, when it is markup of calls to
@@ -270,18 +317,168 @@ func (f *leakFilter) end(realCalls bool) (calls []markupCall, rest string) {
 	if f == nil {
 		return nil, ""
 	}
-	held := f.held.String()
+	held := f.pending
 	if f.holding && !realCalls {
 		if cs, ok := parseMarkup(held); ok {
 			for _, c := range cs {
 				if !f.tools[c.Name] {
-					return nil, f.partial + held
+					return nil, held
 				}
 			}
 			return cs, ""
 		}
 	}
-	return nil, f.partial + held
+	return nil, held
+}
+
+// callVerdict is what the start of held text says about a call.
+type callVerdict int
+
+const (
+	startUndecided callVerdict = iota // it may still become a call
+	startCall                         // it calls an offered tool
+	startText                         // it cannot be a call
+)
+
+// callStart judges text that begins where a call may begin (a marker, or
+// JSON at the start of the answer), reading no further than the name of
+// the first call: <tool_call> then a JSON call or <function=NAME>,
+// <|tool_call|> then JSON, <function=NAME>, or bare JSON.
+func (f *leakFilter) callStart(text string) callVerdict {
+	t := strings.TrimLeft(text, " \t\r\n")
+	switch {
+	case strings.HasPrefix(t, "<tool_call>"):
+		body := strings.TrimLeft(t[len("<tool_call>"):], " \t\r\n")
+		if strings.HasPrefix(body, "<") {
+			return f.functionStart(body)
+		}
+		return f.jsonStart(body)
+	case strings.HasPrefix(t, "<|tool_call|>"):
+		return f.jsonStart(strings.TrimLeft(t[len("<|tool_call|>"):], " \t\r\n"))
+	case strings.HasPrefix(t, "<"):
+		return f.functionStart(t)
+	}
+	return f.jsonStart(t)
+}
+
+// functionStart judges <function=NAME> followed by JSON arguments,
+// <parameter=…> elements or the closing tag.
+func (f *leakFilter) functionStart(t string) callVerdict {
+	const open = "<function="
+	if len(t) < len(open) {
+		if strings.HasPrefix(open, t) {
+			return startUndecided
+		}
+		return startText
+	}
+	if !strings.HasPrefix(t, open) {
+		return startText
+	}
+	rest := t[len(open):]
+	n := strings.IndexFunc(rest, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.:-", r))
+	})
+	if n < 0 {
+		return f.namePrefix(rest)
+	}
+	if !f.tools[rest[:n]] {
+		return startText
+	}
+	after := strings.TrimLeft(strings.TrimPrefix(rest[n:], ">"), " \t\r\n")
+	if after == "" {
+		return startUndecided
+	}
+	for _, next := range []string{"{", "<parameter=", "</function>"} {
+		if strings.HasPrefix(after, next) {
+			return startCall
+		}
+		if strings.HasPrefix(next, after) {
+			return startUndecided
+		}
+	}
+	return startText
+}
+
+// namePrefix judges a tool name cut off by the end of the text so far.
+func (f *leakFilter) namePrefix(p string) callVerdict {
+	for name := range f.tools {
+		if strings.HasPrefix(name, p) {
+			return startUndecided
+		}
+	}
+	return startText
+}
+
+// jsonStart judges JSON that may be a call ({"name", "arguments"} or
+// "parameters") or a list of them: decided by the first element's keys,
+// which may only be those, and its name, an offered tool's.
+func (f *leakFilter) jsonStart(t string) callVerdict {
+	if t == "" {
+		return startUndecided
+	}
+	if t[0] != '{' && t[0] != '[' {
+		return startText
+	}
+	d := json.NewDecoder(strings.NewReader(t))
+	undecided := func(err error) callVerdict {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return startUndecided
+		}
+		return startText
+	}
+	tok, err := d.Token()
+	if err != nil {
+		return undecided(err)
+	}
+	if tok == json.Delim('[') {
+		if tok, err = d.Token(); err != nil {
+			return undecided(err)
+		}
+		if tok != json.Delim('{') {
+			return startText
+		}
+	}
+	for {
+		key, err := d.Token()
+		if err != nil {
+			return undecided(err)
+		}
+		switch key {
+		case "name":
+			name, err := d.Token()
+			if err != nil {
+				if err == io.EOF || err == io.ErrUnexpectedEOF {
+					return f.partialName(t)
+				}
+				return startText
+			}
+			if s, ok := name.(string); ok && f.tools[s] {
+				return startCall
+			}
+			return startText
+		case "arguments", "parameters":
+			var v json.RawMessage
+			if err := d.Decode(&v); err != nil {
+				return undecided(err)
+			}
+		default:
+			return startText // another key, or an object without a name
+		}
+	}
+}
+
+// partialName judges JSON cut off inside the value of "name": a string
+// that no offered tool's name starts with cannot become a call.
+func (f *leakFilter) partialName(t string) callVerdict {
+	i := strings.LastIndex(t, `"name"`)
+	v := strings.TrimLeft(t[i+len(`"name"`):], " \t\r\n:")
+	if v == "" {
+		return startUndecided
+	}
+	if v[0] != '"' || strings.ContainsRune(v[1:], '\\') {
+		return startUndecided // let the whole value decide
+	}
+	return f.namePrefix(v[1:])
 }
 
 // rejectedCall is the call an endpoint rejected (Groq's failed_generation),

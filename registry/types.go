@@ -114,9 +114,9 @@ type Answer struct {
 
 // Call carries what a running tool may use. The agent fills it in.
 type Call struct {
-	ID     string
+	ID     string // unique in the session (callid.go)
 	Name   string
-	Parent string // the run_code or task call, for sub-calls
+	Parent string // the call that made this one (a Code Mode program's run_code, a subagent's task); "" for a top-level call
 	// Agent is the subagent (its profile's name) whose model made the
 	// call; "" for the session's own.
 	Agent  string

@@ -38,6 +38,17 @@ func TargetOf(tool string, args json.RawMessage, cwd string) Target {
 	return t
 }
 
+// DecideCall decides a call from its arguments, as Decide(TargetOf(...)),
+// but reads nothing of them when there are no rules: every call asks, and
+// most sessions have none, so decoding the arguments and resolving
+// symlinks would be paid for nothing.
+func (s Set) DecideCall(tool string, args json.RawMessage, cwd string) (r Rule, ok bool) {
+	if len(s) == 0 {
+		return Rule{}, false
+	}
+	return s.Decide(TargetOf(tool, args, cwd))
+}
+
 func paths(cwd, p string) []string {
 	if p == "" {
 		p = cwd

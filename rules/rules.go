@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Effect is what a rule does to a call it matches.
@@ -67,7 +68,9 @@ func (r Rule) String() string {
 
 // ruleText is Name or Name(pattern); the name is a tool name, a tool
 // family (Read, Edit) or an MCP server (mcp__server, mcp__server__*).
-var ruleText = regexp.MustCompile(`^([A-Za-z0-9_*-]+)(?:\((.*)\))?$`)
+// Compiled at first use: package initialisation delays the editor's
+// initialize answer, and most sessions have no rules.
+var ruleText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9_*-]+)(?:\((.*)\))?$`) })
 
 // Parse reads one rule. The error says what is wrong in the user's terms.
 func Parse(effect Effect, text string, src Source) (Rule, error) {
@@ -77,7 +80,7 @@ func Parse(effect Effect, text string, src Source) (Rule, error) {
 		return Rule{}, fmt.Errorf("unknown rule effect %q (allow, deny or ask)", effect)
 	}
 	t := strings.TrimSpace(text)
-	m := ruleText.FindStringSubmatch(t)
+	m := ruleText().FindStringSubmatch(t)
 	if m == nil {
 		return Rule{}, fmt.Errorf("rule %q is not Tool or Tool(pattern), e.g. Bash(npm run test:*) or Read(./.env)", text)
 	}

@@ -121,7 +121,7 @@ func TestDecidePaths(t *testing.T) {
 			key = "path"
 		}
 		args, _ := json.Marshal(map[string]string{key: tc.arg})
-		r, ok := s.Decide(TargetOf(tc.tool, args, root))
+		r, ok := s.DecideCall(tc.tool, args, root)
 		got := ""
 		if ok {
 			got = r.Text
@@ -129,6 +129,25 @@ func TestDecidePaths(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s %q: decided by %q, want %q", tc.tool, tc.arg, got, tc.want)
 		}
+	}
+}
+
+// Without rules a call's arguments are not read: no decoding, no symlinks
+// resolved, so nothing is allocated. With rules they are.
+func TestDecideCallWithoutRules(t *testing.T) {
+	args := json.RawMessage(`{"file_path": "a/b/c.go", "command": "go test ./... && rm -rf /"}`)
+	cwd := t.TempDir()
+	var none Set
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, ok := none.DecideCall("edit", args, cwd); ok {
+			t.Fatal("no rules decided a call")
+		}
+	}); allocs != 0 {
+		t.Errorf("deciding without rules allocated %v times a call: the arguments were read", allocs)
+	}
+	some := set(t, cwd, [2]string{"deny", "Bash(rm:*)"})
+	if r, ok := some.DecideCall("bash", args, cwd); !ok || r.Text != "Bash(rm:*)" {
+		t.Errorf("with a deny rule: decided by %q (%v), want Bash(rm:*)", r.Text, ok)
 	}
 }
 

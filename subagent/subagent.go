@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/acp-bridge/acp-bridge/model"
@@ -112,7 +111,7 @@ func Run(ctx context.Context, s *Spec) (string, error) {
 		calls := make([]*registry.Call, len(msg.ToolCalls))
 		for i, tc := range msg.ToolCalls {
 			n++
-			calls[i] = s.NewCall(s.Parent+":task:"+strconv.Itoa(n), tc.Name, registry.ArgsJSON(tc.Arguments))
+			calls[i] = s.NewCall(registry.ChildID(s.Parent, "task", n), tc.Name, registry.ArgsJSON(tc.Arguments))
 		}
 		results := s.Pipeline.ExecuteBatch(ctx, s.Tools, calls, pipeline.Hooks{
 			Logged: func(_ int, c *registry.Call) { s.Start(ctx, c) },

@@ -15,21 +15,44 @@ import (
 	"time"
 )
 
-// The startup benchmarks build five binaries: acp-bridge (a development
+// The startup benchmarks build six binaries: acp-bridge (a development
 // build and a release build); a minimal Go program that reads one line and
 // answers a canned initialize response; the same program also linking
 // santhosh-tekuri/jsonschema/v6, the validator the design chose, whose
 // package initialiser compiles its metaschemas in every program that links
-// it (the floor: "floor"); and the acp-go-sdk example agent ("sdk-example"),
+// it (the floor: "floor"); the minimal program linking every package this
+// module's packages import from outside it, standard library included
+// ("deps": every package initialiser the bridge runs except its own, and
+// nothing of its own); and the acp-go-sdk example agent ("sdk-example"),
 // an ACP agent built on that SDK. Comparing them in one run gives the cost
-// of our startup over Go's own, and over what the validator costs alone.
+// of our startup over Go's own, over what the validator costs alone, and
+// over what the linked dependencies cost.
+//
+// ACP_BRIDGE_BENCH_DIR names a directory to build them in and keep, so
+// that several runs of the benchmarks (scripts/bench-user.sh) build once;
+// without it they go in a temporary directory removed at the end.
 var buildStartupBins = sync.OnceValues(func() (map[string]string, error) {
-	dir, err := os.MkdirTemp("", "acp-bridge-startup-")
-	if err != nil {
+	dir := os.Getenv("ACP_BRIDGE_BENCH_DIR")
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "acp-bridge-startup-"); err != nil {
+			return nil, err
+		}
+		startupDir = dir
+	} else if bins, err := keptBins(dir); err == nil {
+		return bins, nil
+	}
+	bins := map[string]string{}
+	for name, file := range startupNames {
+		bins[name] = filepath.Join(dir, file)
+	}
+	// acp-bridge as `go build` makes it, and as users install it: built as
+	// internal/release builds the archives (static, stripped), which loads
+	// faster. The programs it is compared with are built the same way.
+	if err := goBuild("", bins["acp-bridge"], ".", false); err != nil {
 		return nil, err
 	}
-	minimal := filepath.Join(dir, "minimal")
-	if err := os.MkdirAll(minimal, 0o755); err != nil {
+	if err := goBuild("", bins["release"], ".", true); err != nil {
 		return nil, err
 	}
 	src := `package main
@@ -46,53 +69,101 @@ func main() {
 	r.ReadBytes('\n')
 }
 `
-	if err := os.WriteFile(filepath.Join(minimal, "main.go"), []byte(src), 0o644); err != nil {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
 		return nil, err
 	}
-	os.WriteFile(filepath.Join(minimal, "go.mod"), []byte("module minimal\n\ngo 1.26\n"), 0o644)
-	bins := map[string]string{"minimal": filepath.Join(dir, "minimal-bin"), "acp-bridge": filepath.Join(dir, "acp-bridge")}
-	cmd := exec.Command("go", "build", "-o", bins["minimal"], ".")
-	cmd.Dir = minimal
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%v: %s", err, out)
-	}
-	if out, err := exec.Command("go", "build", "-o", bins["acp-bridge"], ".").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%v: %s", err, out)
-	}
-	// What users install: built as internal/release builds the archives
-	// (static, stripped), which loads faster than a development build.
-	bins["release"] = filepath.Join(dir, "acp-bridge-release")
-	rel := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bins["release"], ".")
-	rel.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := rel.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%v: %s", err, out)
-	}
-	// The floor: the minimal program plus the validator's initialiser, in
-	// a module of its own that takes this module's versions.
-	floor := filepath.Join(dir, "floor")
-	if err := os.MkdirAll(floor, 0o755); err != nil {
-		return nil, err
-	}
+	sum, _ := os.ReadFile("../../go.sum")
+	// The floor: the validator's initialiser, in a module of its own that
+	// takes this module's versions. deps: every package a package of this
+	// module linked into acp-bridge imports from outside the module.
 	floorSrc := strings.Replace(src, "import (", "import (\n\t_ \"github.com/santhosh-tekuri/jsonschema/v6\"", 1)
-	os.WriteFile(filepath.Join(floor, "main.go"), []byte(floorSrc), 0o644)
-	os.WriteFile(filepath.Join(floor, "go.mod"), []byte(floorGoMod), 0o644)
-	if sum, err := os.ReadFile("../../go.sum"); err == nil {
-		os.WriteFile(filepath.Join(floor, "go.sum"), sum, 0o644)
+	depsSrc, err := depsProgram(src)
+	if err != nil {
+		return nil, err
 	}
-	bins["floor"] = filepath.Join(dir, "floor-bin")
-	cmd = exec.Command("go", "build", "-o", bins["floor"], ".")
-	cmd.Dir = floor
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("floor: %v: %s", err, out)
+	thisMod := strings.Replace(string(mod), "module github.com/acp-bridge/acp-bridge", "module deps", 1)
+	for _, p := range []struct{ name, src, mod string }{
+		{"minimal", src, "module minimal\n\ngo 1.26\n"},
+		{"floor", floorSrc, floorGoMod},
+		{"deps", depsSrc, thisMod},
+	} {
+		pdir := filepath.Join(dir, p.name)
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			return nil, err
+		}
+		os.WriteFile(filepath.Join(pdir, "main.go"), []byte(p.src), 0o644)
+		os.WriteFile(filepath.Join(pdir, "go.mod"), []byte(p.mod), 0o644)
+		os.WriteFile(filepath.Join(pdir, "go.sum"), sum, 0o644)
+		if err := goBuild(pdir, bins[p.name], ".", true); err != nil {
+			return nil, fmt.Errorf("%s: %v", p.name, err)
+		}
 	}
-	bins["sdk-example"] = filepath.Join(dir, "sdk-example")
-	if out, err := exec.Command("go", "build", "-o", bins["sdk-example"], "github.com/coder/acp-go-sdk/example/agent").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("sdk example: %v: %s", err, out)
+	if err := goBuild("", bins["sdk-example"], "github.com/coder/acp-go-sdk/example/agent", true); err != nil {
+		return nil, fmt.Errorf("sdk example: %v", err)
 	}
-	startupDir = dir
 	return bins, nil
 })
+
+// goBuild builds pkg into out, in dir (this package's when empty); with
+// release, as internal/release builds the archives.
+func goBuild(dir, out, pkg string, release bool) error {
+	args := []string{"build", "-o", out}
+	if release {
+		args = append(args, "-trimpath", "-ldflags", "-s -w")
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Dir = dir
+	cmd.Env = os.Environ()
+	if release {
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+	}
+	if dir != "" {
+		cmd.Env = append(cmd.Env, "GOFLAGS=-mod=mod")
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+// depsProgram is src also blank-importing every package that a package of
+// this module linked into acp-bridge imports from outside the module: all
+// the initialisers the bridge runs but its own.
+func depsProgram(src string) (string, error) {
+	out, err := exec.Command("go", "list", "-deps", "-f",
+		`{{if .Module}}{{if eq .Module.Path "github.com/acp-bridge/acp-bridge"}}{{join .Imports "\n"}}{{end}}{{end}}`, ".").Output()
+	if err != nil {
+		return "", fmt.Errorf("deps: go list: %v", err)
+	}
+	var imports []string
+	for _, p := range strings.Fields(string(out)) {
+		if !strings.HasPrefix(p, "github.com/acp-bridge/acp-bridge") && p != "bufio" && p != "os" {
+			imports = append(imports, "\t_ \""+p+"\"")
+		}
+	}
+	slices.Sort(imports)
+	return strings.Replace(src, "import (", "import (\n"+strings.Join(slices.Compact(imports), "\n"), 1), nil
+}
+
+// startupNames are the binaries buildStartupBins makes, by name.
+var startupNames = map[string]string{
+	"minimal": "minimal-bin", "floor": "floor-bin", "deps": "deps-bin", "sdk-example": "sdk-example",
+	"acp-bridge": "acp-bridge", "release": "acp-bridge-release",
+}
+
+// keptBins is the binaries a previous run built in dir, if all are there.
+func keptBins(dir string) (map[string]string, error) {
+	bins := map[string]string{}
+	for name, file := range startupNames {
+		p := filepath.Join(dir, file)
+		if _, err := os.Stat(p); err != nil {
+			return nil, err
+		}
+		bins[name] = p
+	}
+	return bins, nil
+}
 
 // floorGoMod is the floor program's module: the validator at this
 // module's version, and what selecting it needs at this module's versions
@@ -117,7 +188,7 @@ var startupDir string
 // after that answer.
 func startAndInitialize(b *testing.B, bin string, newSession bool) (rssKiB, anonKiB int) {
 	cmd := exec.Command(bin, "--log-level", "error")
-	if base := filepath.Base(bin); base == "minimal-bin" || base == "floor-bin" || base == "sdk-example" {
+	if base := filepath.Base(bin); base == "minimal-bin" || base == "floor-bin" || base == "deps-bin" || base == "sdk-example" {
 		cmd = exec.Command(bin)
 	}
 	stdin, _ := cmd.StdinPipe()
@@ -158,11 +229,12 @@ func readStatus(pid int, field string) int {
 }
 
 // BenchmarkColdStartToInitialize: process start to the initialize answer,
-// for the minimal Go program, the floor (minimal plus the validator), the
+// for the minimal Go program, the floor (minimal plus the validator), deps
+// (minimal plus every package the bridge links but its own), the
 // acp-go-sdk example agent, acp-bridge as `go build` makes it, and
 // acp-bridge as released, taken in turn in every iteration so all see the
 // same machine; it reports each one's median, the ratios of the release
-// build to the minimal program and to the floor, and the load average.
+// build to the minimal program, the floor and deps, and the load average.
 // ACP_BRIDGE_STARTUP_COMPARE names another build (say, of main) to time
 // in the same turns.
 //
@@ -172,7 +244,7 @@ func BenchmarkColdStartToInitialize(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	names := []string{"minimal", "floor", "sdk-example", "acp-bridge", "release"}
+	names := []string{"minimal", "floor", "deps", "sdk-example", "acp-bridge", "release"}
 	load0 := loadAvg()
 	if other := os.Getenv("ACP_BRIDGE_STARTUP_COMPARE"); other != "" {
 		bins["compare"] = other
@@ -189,7 +261,11 @@ func BenchmarkColdStartToInitialize(b *testing.B) {
 	// Ratios iteration by iteration, then their median: the machine's speed
 	// drifts between iterations, hardly within one.
 	ratio := map[string]float64{}
-	for _, pair := range [][2]string{{"release", "minimal"}, {"release", "floor"}, {"floor", "minimal"}, {"sdk-example", "minimal"}} {
+	pairs := [][2]string{{"release", "minimal"}, {"release", "floor"}, {"release", "deps"}, {"floor", "minimal"}, {"deps", "minimal"}, {"sdk-example", "minimal"}}
+	if bins["compare"] != "" {
+		pairs = append(pairs, [2]string{"compare", "minimal"})
+	}
+	for _, pair := range pairs {
 		var rs []float64
 		for i := range times[pair[0]] {
 			rs = append(rs, float64(times[pair[0]][i])/float64(times[pair[1]][i]))
@@ -206,7 +282,12 @@ func BenchmarkColdStartToInitialize(b *testing.B) {
 	}
 	b.ReportMetric(ratio["release/minimal"], "release-x-minimal")
 	b.ReportMetric(ratio["release/floor"], "release-x-floor")
+	b.ReportMetric(ratio["release/deps"], "release-x-deps")
 	b.ReportMetric(ratio["floor/minimal"], "floor-x-minimal")
+	b.ReportMetric(ratio["deps/minimal"], "deps-x-minimal")
+	if bins["compare"] != "" {
+		b.ReportMetric(ratio["compare/minimal"], "compare-x-minimal")
+	}
 	b.ReportMetric(ratio["sdk-example/minimal"], "sdk-x-minimal")
 	b.ReportMetric(load0, "load-start")
 	b.ReportMetric(loadAvg(), "load-end")

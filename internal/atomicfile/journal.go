@@ -64,8 +64,9 @@ func record(path string) error {
 	return err
 }
 
-// ours matches the names tempName makes.
-var ours = regexp.MustCompile(`^\..+\.acp-bridge-[0-9]+-[0-9]+$`)
+// ours matches the names tempName makes; compiled when a journal is
+// replayed, not at start-up.
+var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\..+\.acp-bridge-[0-9]+-[0-9]+$`) })
 
 // Sweep removes what processes that are gone left behind: for each journal
 // in dir whose process does not run (running reports it), every file it
@@ -90,7 +91,7 @@ func Sweep(dir string, running func(pid int) bool) (removed []string, err error)
 		}
 		for _, p := range paths {
 			st, err := os.Lstat(p)
-			if err != nil || !st.Mode().IsRegular() || !ours.MatchString(filepath.Base(p)) {
+			if err != nil || !st.Mode().IsRegular() || !ours().MatchString(filepath.Base(p)) {
 				continue // renamed into place, removed, or not ours
 			}
 			if err := os.Remove(p); err != nil && !errors.Is(err, iofs.ErrNotExist) {

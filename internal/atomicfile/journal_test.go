@@ -25,7 +25,7 @@ func TestWriteRecordsItsTempFile(t *testing.T) {
 	if err != nil || len(paths) != 1 {
 		t.Fatalf("journal %q, %v; want one path", paths, err)
 	}
-	if dir, base := filepath.Split(paths[0]); filepath.Clean(dir) != work || !ours.MatchString(base) || !strings.HasPrefix(base, ".a.txt.acp-bridge-") {
+	if dir, base := filepath.Split(paths[0]); filepath.Clean(dir) != work || !ours().MatchString(base) || !strings.HasPrefix(base, ".a.txt.acp-bridge-") {
 		t.Errorf("recorded %q: not a temporary file of a.txt in %s", paths[0], work)
 	}
 	if entries, _ := os.ReadDir(work); len(entries) != 1 {

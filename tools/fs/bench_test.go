@@ -83,3 +83,47 @@ func benchSearch(b *testing.B, tool, args, want string) {
 	}
 	b.ReportMetric(rssMiB(b), "peakRSS-MiB")
 }
+
+// BenchmarkGrepLargeFile searches one 8 MB file, 32 read chunks: where
+// counting lines costs most next to the search. no-literal: a pattern with
+// no literal to scan for, one match per chunk (every line is looked at);
+// rare-literal: one match, on the last line.
+//
+//	go test ./tools/fs -run '^$' -bench GrepLargeFile -benchtime 10x
+func BenchmarkGrepLargeFile(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "big.go")
+	var body strings.Builder
+	lines := 0
+	for body.Len() < 8<<20 {
+		lines++
+		if lines%4000 == 0 {
+			fmt.Fprintf(&body, "\tid := %07dz // marked\n", lines)
+			continue
+		}
+		fmt.Fprintf(&body, "\tw.Header().Set(\"X-Line\", strconv.Itoa(%d)) // filler text\n", lines)
+	}
+	lines++
+	body.WriteString("// NEEDLE_42 at the end\n")
+	if err := os.WriteFile(path, []byte(body.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct{ name, pattern, want string }{
+		{"no-literal", `\d{7}z`, fmt.Sprintf("Found %d matches", (lines-1)/4000)},
+		{"rare-literal", `NEEDLE_\d+`, fmt.Sprintf("%d: // NEEDLE_42", lines)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := registry.New()
+			fs.Register(r)
+			d := r.NewScope().Get("grep")
+			p := pipeline.New(nil)
+			args := fmt.Sprintf(`{"pattern":%q,"path":%q}`, bc.pattern, path)
+			for b.Loop() {
+				res := p.Execute(b.Context(), d, &registry.Call{Name: "grep", Args: []byte(args), Cwd: dir, Roots: []string{dir}})
+				if res.IsError || !strings.Contains(res.Text(), bc.want) {
+					b.Fatalf("want %q in %s", bc.want, res.Text()[:min(len(res.Text()), 300)])
+				}
+			}
+		})
+	}
+}

@@ -391,25 +391,26 @@ func (s *searcher) file(path string, w *grepWorker) ([]grepMatch, error) {
 			w.buf = buf
 			continue
 		}
-		out = s.lines(buf[:end], line, out, &w.sc)
+		out, line = s.lines(buf[:end], line, out, &w.sc)
 		if eof || len(out) >= s.limit {
 			return out, nil
 		}
-		line += bytes.Count(buf[:end], []byte{'\n'})
 		buf = buf[:copy(buf, buf[end:])]
 	}
 }
 
 // lines appends to out the matching lines of data, which holds whole
-// lines, the first of them numbered line.
-func (s *searcher) lines(data []byte, line int, out []grepMatch, sc *scanner) []grepMatch {
+// lines, the first of them numbered line, and returns the number of the
+// line after data. Lines are counted as they are searched, in the same
+// pass; once out is full the count no longer matters.
+func (s *searcher) lines(data []byte, line int, out []grepMatch, sc *scanner) ([]grepMatch, int) {
 	if s.lits != nil {
 		return s.candidates(data, line, out, sc)
 	}
 	if s.whole != nil && !s.whole.Match(data) {
-		return out
+		return out, line + bytes.Count(data, []byte{'\n'})
 	}
-	for n := line; len(data) > 0 && len(out) < s.limit; n++ {
+	for ; len(data) > 0 && len(out) < s.limit; line++ {
 		text := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			text, data = data[:i], data[i+1:]
@@ -418,15 +419,17 @@ func (s *searcher) lines(data []byte, line int, out []grepMatch, sc *scanner) []
 		}
 		text = bytes.TrimSuffix(text, []byte("\r"))
 		if s.re.Match(text) {
-			out = append(out, grepMatch{Line: n, Text: shortLine(text)})
+			out = append(out, grepMatch{Line: line, Text: shortLine(text)})
 		}
 	}
-	return out
+	return out, line
 }
 
 // candidates runs the regexp only on the lines of data that hold one of
-// the literals, counting lines as it skips.
-func (s *searcher) candidates(data []byte, line int, out []grepMatch, sc *scanner) []grepMatch {
+// the literals, counting lines as it skips, and returns the number of the
+// line after data: each byte is counted once, up to a candidate as it is
+// reached and past the last one at the end.
+func (s *searcher) candidates(data []byte, line int, out []grepMatch, sc *scanner) ([]grepMatch, int) {
 	s.lits.scanner(data, sc)
 	counted := 0 // line is the number of the line at offset counted
 	for pos := 0; pos < len(data) && len(out) < s.limit; {
@@ -447,7 +450,7 @@ func (s *searcher) candidates(data []byte, line int, out []grepMatch, sc *scanne
 		}
 		pos = end + 1
 	}
-	return out
+	return out, line + bytes.Count(data[counted:], []byte{'\n'})
 }
 
 func shortLine(b []byte) string {

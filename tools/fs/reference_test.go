@@ -398,3 +398,50 @@ func TestMatchName(t *testing.T) {
 		}
 	}
 }
+
+// matchSegs is the plain form of matchRel: the path split into segments
+// first.
+func matchSegs(pat, segs []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for len(pat) > 1 && pat[1] == "**" {
+				pat = pat[1:]
+			}
+			if len(pat) == 1 {
+				return true
+			}
+			for i := 0; i <= len(segs); i++ {
+				if matchSegs(pat[1:], segs[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		if !matchName(pat[0], segs[0]) {
+			return false
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}
+
+// matchRel, which walks the path in place, agrees with matching its
+// split segments, for every pattern against every path here.
+func TestMatchRel(t *testing.T) {
+	pats := []string{"a", "a/b", "a/*", "*/b", "**", "**/b", "a/**", "a/**/b", "**/**/b", "a/**/**", "**/a/**",
+		"a/**/b/**/c", "*.go", "**/*.go", "x/*.go", "a/b/c", "a/**/b/c", "**/", "a//b", "[ab]/b", "b"}
+	paths := []string{"a", "b", "a/b", "a/c", "a/b/c", "a/x/b", "a/x/y/b", "x/main.go", "x/y/main.go", "main.go",
+		"a/b/b/c", "a/x/b/y/c", "c/a/d", "", "a/b/", "b/b"}
+	for _, p := range pats {
+		segs := strings.Split(p, "/")
+		for _, rel := range paths {
+			want := matchSegs(segs, strings.Split(rel, "/"))
+			if got := matchRel(segs, rel); got != want {
+				t.Errorf("matchRel(%q, %q) = %v, matching the split path gives %v", p, rel, got, want)
+			}
+		}
+	}
+}

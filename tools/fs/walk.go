@@ -91,7 +91,7 @@ func (r ignoreRule) match(abs, name string, isDir bool) bool {
 		return matchName(r.segs[0], name)
 	}
 	rel, ok := below(r.dir, abs)
-	return ok && matchSegs(r.segs, strings.Split(rel, "/"))
+	return ok && matchRel(r.segs, rel)
 }
 
 // below returns abs relative to dir, with "/" separators, when abs is
@@ -127,9 +127,12 @@ func matchName(pat, name string) bool {
 	return ok
 }
 
-// matchSegs matches a path against pattern segments, "**" standing for any
-// number of segments (none included).
-func matchSegs(pat, segs []string) bool {
+// matchRel matches a relative path ("a/b/c", at least one segment)
+// against pattern segments, "**" standing for any number of segments (none
+// included). It walks the path's segments in place: every entry of a walk
+// is asked about every anchored rule in force, and splitting each path into
+// a new slice was most of what matching .gitignore rules cost.
+func matchRel(pat []string, rel string) bool {
 	for len(pat) > 0 {
 		if pat[0] == "**" {
 			for len(pat) > 1 && pat[1] == "**" {
@@ -138,22 +141,36 @@ func matchSegs(pat, segs []string) bool {
 			if len(pat) == 1 {
 				return true
 			}
-			for i := 0; i <= len(segs); i++ {
-				if matchSegs(pat[1:], segs[i:]) {
+			// pat[1] is not "**", so it needs a segment: try each suffix.
+			for {
+				if matchRel(pat[1:], rel) {
 					return true
 				}
+				i := strings.IndexByte(rel, '/')
+				if i < 0 {
+					return false
+				}
+				rel = rel[i+1:]
 			}
+		}
+		seg, rest, more := strings.Cut(rel, "/")
+		if !matchName(pat[0], seg) {
 			return false
 		}
-		if len(segs) == 0 {
-			return false
+		pat = pat[1:]
+		if !more {
+			// The path is used up: what is left of the pattern must match
+			// no segments, which only "**" does.
+			for _, p := range pat {
+				if p != "**" {
+					return false
+				}
+			}
+			return true
 		}
-		if !matchName(pat[0], segs[0]) {
-			return false
-		}
-		pat, segs = pat[1:], segs[1:]
+		rel = rest
 	}
-	return len(segs) == 0
+	return false // segments left over
 }
 
 // ignorer holds the rules in force for a directory: its ancestors' and its own.
@@ -449,19 +466,15 @@ func newGlobMatcher(pattern string) (*globMatcher, error) {
 
 func (m *globMatcher) match(rel string) bool {
 	rel = filepath.ToSlash(rel)
-	var segs []string // split only for a pattern that needs it
 	for _, p := range m.pats {
 		if len(p) == 2 && p[0] == "**" && p[1] != "**" {
-			// "**/x" is x against the name alone: no split.
+			// "**/x" is x against the name alone.
 			if matchName(p[1], path.Base(rel)) {
 				return true
 			}
 			continue
 		}
-		if segs == nil {
-			segs = strings.Split(rel, "/")
-		}
-		if matchSegs(p, segs) {
+		if matchRel(p, rel) {
 			return true
 		}
 	}

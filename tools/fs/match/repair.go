@@ -3,6 +3,7 @@ package match
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // repair returns old and new repaired one way; ok is false when the repair
@@ -25,13 +26,17 @@ func repair(rep Repair, old, new string) (o, n string, ok bool) {
 // "12 | " and "12|" (Roo, aider), "12→" and "12\t" (cat -n style), and a
 // bare "| " (a gutter whose numbers were dropped). The number may be
 // right-aligned.
-var numberStyles = []*regexp.Regexp{
-	regexp.MustCompile(`^ *[0-9]+: ?`),
-	regexp.MustCompile(`^ *[0-9]+ *\| ?`),
-	regexp.MustCompile(`^ *[0-9]+→`),
-	regexp.MustCompile(`^ *[0-9]+\t`),
-	regexp.MustCompile(`^\| ?`),
-}
+// Compiled at first use, not at start-up: only an edit that missed needs
+// them.
+var numberStyles = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`^ *[0-9]+: ?`),
+		regexp.MustCompile(`^ *[0-9]+ *\| ?`),
+		regexp.MustCompile(`^ *[0-9]+→`),
+		regexp.MustCompile(`^ *[0-9]+\t`),
+		regexp.MustCompile(`^\| ?`),
+	}
+})
 
 // stripNumbers removes one style of line-number prefix. It applies when
 // that style prefixes every non-blank line of old, or, when old's
@@ -41,7 +46,7 @@ var numberStyles = []*regexp.Regexp{
 // exactly before this is tried.
 func stripNumbers(old, new string) (string, string, bool) {
 	ol, ot := toLines(old)
-	for _, re := range numberStyles {
+	for _, re := range numberStyles() {
 		prefixed, nonBlank := 0, 0
 		last, increasing := -1, true
 		for _, l := range ol {

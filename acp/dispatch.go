@@ -13,6 +13,9 @@ type method struct {
 	notification bool
 	ordered      bool // admitted in arrival order (order.go)
 	handle       func(ctx context.Context, a Agent, params json.RawMessage) (any, error)
+	// handleConn, when set, serves the method instead of handle: for a
+	// method that needs the connection itself (v2's prompt, v2conn.go).
+	handleConn func(c *Conn, ctx context.Context, params json.RawMessage) (any, error)
 }
 
 // methods maps each ACP method the agent serves to its decoder and handler.
@@ -78,6 +81,15 @@ var methods = map[string]method{
 	MethodSessionUnarchive: optional(func(a SessionArchiver) func(context.Context, *ArchiveSessionRequest) (*EmptyResponse, error) {
 		return a.UnarchiveSession
 	}, "sessionId"),
+	MethodProvidersList: optional(func(a ProviderConfigurer) func(context.Context, *ListProvidersRequest) (*ListProvidersResponse, error) {
+		return a.ListProviders
+	}),
+	MethodProvidersSet: optional(func(a ProviderConfigurer) func(context.Context, *SetProviderRequest) (*EmptyResponse, error) {
+		return a.SetProvider
+	}, "providerId", "apiType", "baseUrl"),
+	MethodProvidersDisable: optional(func(a ProviderConfigurer) func(context.Context, *DisableProviderRequest) (*EmptyResponse, error) {
+		return a.DisableProvider
+	}, "providerId"),
 	MethodLogout: optional(func(a LoggerOuter) func(context.Context, *LogoutRequest) (*LogoutResponse, error) {
 		return a.Logout
 	}),

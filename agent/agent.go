@@ -48,6 +48,9 @@ type Options struct {
 	// MoreModels, if set, adds models learnt after start (an endpoint's
 	// /models list) to Models; it is called whenever the list is needed.
 	MoreModels func() []ModelChoice
+	// Routes is where each provider's requests go, which the client may
+	// change (providers/*, providers.go); nil: not offered.
+	Routes Routes
 	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
 	PermissionMode string
 	// OfferBypass offers bypass among the choices of the mode picker (the
@@ -123,6 +126,7 @@ type Agent struct {
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
 	info     *acp.Implementation // the client's clientInfo, nil when it sent none
+	v2       bool                // the connection speaks ACP v2 (dialect.go)
 	sessions map[string]*conversation
 	moved    map[string]bool // sessions handed over to another process (handover.go)
 	shutdown bool            // no sessions after Shutdown: their servers would outlive it
@@ -174,6 +178,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	}
 	a.mu.Lock()
 	a.caps, a.info = req.ClientCapabilities, req.ClientInfo
+	a.v2 = req.ProtocolVersion == acp.ProtocolVersion2
 	a.mu.Unlock()
 	client := "unnamed" // a name and version, never a Go value
 	if ci := req.ClientInfo; ci != nil {
@@ -201,6 +206,9 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	}
 	if a.o.Logout != nil {
 		resp.AgentCapabilities.Auth.Logout = &acp.Empty{}
+	}
+	if a.offersProviders() { // providers.go
+		resp.AgentCapabilities.Providers = &acp.Empty{}
 	}
 	if a.o.Store != nil { // load.go
 		resp.AgentCapabilities.LoadSession = true
@@ -308,7 +316,7 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	if err != nil {
 		return nil, err
 	}
-	stop, usage, err := s.prompt(ctx, req.Prompt)
+	stop, usage, err := s.prompt(ctx, req.Prompt, req.MessageID)
 	if err != nil {
 		return nil, err
 	}

@@ -43,8 +43,11 @@ type callRecorder struct {
 	// (the folded state's; it takes the session's mu itself); nil: none.
 	taken func(id string) bool
 
-	mu   sync.Mutex                  // guards live; taken alone (never while emitting)
-	live map[string]*outputCoalescer // started calls without a result, by card id
+	mu sync.Mutex // guards live; taken alone (never while emitting)
+	// live is the output of the calls started here and not yet finished,
+	// by id: only what their output needs. Which calls are open is the
+	// folded state's (opencalls.go).
+	live map[string]*outputCoalescer
 }
 
 func newCallRecorder(emit func(context.Context, session.Event)) *callRecorder {

@@ -43,7 +43,7 @@ func (st *state) applyCompaction(p session.Compaction) {
 	case session.CompactionCompleted:
 		kept := min(max(p.Kept, 0), len(st.history))
 		if kept == 0 {
-			clear(st.pending)
+			st.open.dropStep()
 			st.extra = nil
 		}
 		st.history = compact.Replace(p.Summary, slices.Clone(st.history[len(st.history)-kept:]))

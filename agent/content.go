@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -135,13 +134,14 @@ func trimPartialRune(b []byte) []byte {
 }
 
 // promptImages are the images a logged prompt gave the model: the blocks
-// UserMessage.Images names, read from the prompt as it was logged.
+// UserMessage.Images names, from the blocks as received live or decoded
+// once on load (session.WithBlocks).
 func promptImages(m session.UserMessage) []model.Image {
 	if len(m.Images) == 0 {
 		return nil
 	}
-	var blocks []acp.ContentBlock
-	if json.Unmarshal(m.Prompt, &blocks) != nil {
+	blocks, ok := m.PromptBlocks()
+	if !ok {
 		return nil
 	}
 	var out []model.Image

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
 )
@@ -153,5 +154,49 @@ func TestTopLevelIDs(t *testing.T) {
 				t.Errorf("ids (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestLoadDecodesPromptsOnce: the stored log's loop hands the fold and the
+// translator each prompt decoded (session.WithBlocks), so neither decodes
+// it again; the live path logs the blocks as received.
+func TestLoadDecodesPromptsOnce(t *testing.T) {
+	e := newStEnv(t)
+	a1, c1 := e.agent(stScript(t, stResponses[1]), acp.ClientCapabilities{})
+	id := e.newSession(a1)
+	e.prompt(a1, c1, id, "hi")
+	prompts := func(evs []session.Event) (n, decoded int) {
+		for _, ev := range evs {
+			if p, ok := ev.Payload.(session.UserMessage); ok {
+				n++
+				if p.Blocks != nil {
+					decoded++
+				}
+			}
+		}
+		return n, decoded
+	}
+	if n, d := prompts(a1.liveSession(t, id).log.Events()); n != 1 || d != 1 {
+		t.Errorf("live: %d prompts, %d with their blocks; want 1, 1", n, d)
+	}
+	a1.Shutdown()
+
+	a2, _ := e.agent(stScript(t), acp.ClientCapabilities{})
+	if _, err := a2.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: id, Cwd: e.cwd, McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	s := a2.liveSession(t, id)
+	if n, d := prompts(s.log.Events()); n != 1 || d != 0 {
+		t.Fatalf("stored: %d prompts, %d with blocks; want 1, 0 (the log holds the stored form)", n, d)
+	}
+	var seen []session.Event
+	s.emitMu.Lock()
+	err := s.sendLog(t.Context(), func(ev session.Event) []acp.Update { seen = append(seen, ev); return nil }, 0)
+	s.emitMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, d := prompts(seen); n != 1 || d != 1 {
+		t.Errorf("the loop's step got %d prompts, %d decoded; want 1, 1", n, d)
 	}
 }

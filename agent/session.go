@@ -30,6 +30,7 @@ type conversation struct {
 	cwd   string
 	roots []string
 	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
+	v2    bool                   // the client speaks ACP v2 (dialect.go)
 	// zeroLines: the client reads card lines 0-based (mapping.ZeroBasedLines
 	// of its clientInfo), snapshotted with caps.
 	zeroLines bool
@@ -66,7 +67,7 @@ type conversation struct {
 	// and the parts' readers of the folded state take mu alone.
 	emitMu     sync.Mutex
 	log        *session.Log
-	tr         *mapping.Translator
+	tr         translator
 	saveFailed bool // the log could not be written; the user was told (emit)
 
 	// mu guards st and the running turn; taken after emitMu, never before
@@ -90,11 +91,14 @@ type conversation struct {
 // newSession builds a session over lg; replay says whether its translator
 // starts by replaying a stored log to the editor (session/load).
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities, lg *session.Log, replay bool) *conversation {
-	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
+	a.mu.Lock()
+	v2 := a.v2
+	a.mu.Unlock()
+	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps, v2: v2,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.jobs = jobs.New(jobEvents{emit: s.emit})
-	s.perm = &permissions{id: id, client: a.client, log: a.log, emit: s.emit,
+	s.perm = &permissions{id: id, client: permissionClient(a.client, v2), log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -138,8 +142,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.calls.taken = func(id string) bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		_, ok := s.st.cards[id]
-		return ok
+		return s.st.ids[id]
 	}
 	s.mcp = newMCPServers(&mcpclient.Servers{Scope: s.scope, Log: a.log.With("session", id),
 		ClientName: a.o.Name, ClientVersion: a.o.Version, Bound: a.o.MCPStartTimeout,
@@ -177,7 +180,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		meter: s.meter, files: s.files, jobs: s.jobs, cwd: s.cwd, roots: roots, maxRequests: a.o.MaxTurnRequests}
 	builtins, _ := profiles.Load(nil) // no directories: no I/O, no error
 	s.subs.install(builtins)
-	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
+	s.tr = s.newTranslator(replay)
 	return s
 }
 
@@ -361,7 +364,8 @@ func (s *conversation) stopTurn(cause error) {
 
 // prompt runs one turn to its stop reason, and says what tokens it took
 // (nil when the endpoint reported none).
-func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, *acp.Usage, error) {
+// messageID is the id a v2 client knows the prompt's message by ("" on v1).
+func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock, messageID string) (acp.StopReason, *acp.Usage, error) {
 	m := s.ctl.model()
 	text, images, dropped, err := promptContent(m, blocks)
 	if err != nil {
@@ -396,8 +400,8 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 		stop(context.Canceled)
 	}()
 
-	raw, _ := json.Marshal(blocks)
-	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images}))
+	raw, _ := json.Marshal(blocks) // the stored form; the fold and the translator read blocks
+	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images, Blocks: blocks, MessageID: messageID}))
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
 	if dropped > 0 {
 		s.notice(ctx, droppedImagesNotice(m, dropped))

@@ -9,7 +9,6 @@ import (
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
-	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -26,7 +25,7 @@ type state struct {
 	histGen uint64
 	ctl     ctlState
 	grants  map[string]bool       // "always" answers by permission key: allowed or rejected
-	open    []openCall            // tool calls without a result, in the order made
+	open    openCalls             // tool calls without a result, in the order made (opencalls.go)
 	client  *session.ClientPrompt // the client's system prompt, nil for none (sysprompt.go)
 	turns   int                   // the last turn number
 	inTurn  int                   // the turn started and not yet ended, 0 for none
@@ -42,14 +41,13 @@ type state struct {
 	compactions int // compactions started, for their ids
 
 	// The context being built: the last prompt until it enters the
-	// context, the calls of the last response still without a result, and
-	// the additional context of the results so far.
-	prompt  *session.UserMessage
-	pending map[string]bool
-	extra   []string
-	// cards are the card ids used so far, each with the endpoint's id of
-	// its call (they differ where the endpoint repeated an id).
-	cards map[string]string
+	// context, and the additional context of the results so far (the
+	// calls still owed a result are open's step).
+	prompt *model.Message // the last prompt as the model will read it (text, images)
+	extra  []string
+	// ids are every call id the log holds: the call recorder gives new
+	// ones unique against them (calls.go).
+	ids map[string]bool
 
 	// offered reports whether a model id is one this agent offers; a
 	// stored choice of a model no longer configured keeps the default.
@@ -70,27 +68,20 @@ type ctlState struct {
 	cost          float64 // cumulative, when the model has prices
 }
 
-// openCall is a tool call without a result: carded when its tool/call is in
-// the log, else only asked for by the model (a crash came first).
-type openCall struct {
-	call   session.ToolCall
-	carded bool
-}
-
 func newState(defaults ctlState, offered func(string) bool) *state {
-	return &state{ctl: defaults, grants: map[string]bool{}, pending: map[string]bool{}, cards: map[string]string{}, offered: offered, turnFrom: -1}
+	return &state{ctl: defaults, grants: map[string]bool{}, ids: map[string]bool{}, offered: offered, turnFrom: -1}
 }
 
 // apply folds one event into the state.
 func (st *state) apply(ev session.Event) {
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
-		st.prompt = &p
+		st.prompt = &model.Message{Role: model.RoleUser, Content: p.Text, Images: promptImages(p)}
 	case session.UserContext:
 		// The prompt enters the model's context (session.go, run).
 		msg := model.Message{Role: model.RoleUser}
 		if st.prompt != nil {
-			msg.Content, msg.Images = st.prompt.Text, promptImages(*st.prompt)
+			msg = *st.prompt
 		}
 		if st.inTurn != 0 && st.turnFrom < 0 {
 			st.turnFrom = len(st.history)
@@ -105,7 +96,7 @@ func (st *state) apply(ev session.Event) {
 		st.history = append(st.history, model.Message{Role: model.RoleUser, Content: p.Text, Images: promptImages(session.UserMessage(p))})
 	case session.ContextReset:
 		st.turnFrom = -1 // what the turn added is gone with the rest, or in the summary
-		clear(st.pending)
+		st.open.dropStep()
 		st.extra = nil
 		st.history = nil
 		st.histGen++
@@ -126,55 +117,39 @@ func (st *state) apply(ev session.Event) {
 		st.ctx = ctxSize{}
 	case session.AssistantMessage:
 		msg := model.Message{Role: model.RoleAssistant, Content: p.Text, Reasoning: p.Reasoning}
-		clear(st.pending)
 		st.extra = nil
 		for _, c := range p.ToolCalls {
 			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
-			card := c.Card()
-			st.pending[card] = true
-			st.cards[card] = c.ID
-			if st.openIndex(card) < 0 {
-				st.open = append(st.open, openCall{call: session.ToolCall{CallID: card, Name: c.Name, Args: registry.ArgsJSON(c.Arguments)}})
-			}
+			st.ids[c.Card()] = true
 		}
+		st.open.respond(p.ToolCalls)
 		st.history = append(st.history, msg)
 	case session.ToolCall:
 		p.Input = nil // the live decode is the translator's; the state is what the log folds to
-		if _, ok := st.cards[p.CallID]; !ok {
-			st.cards[p.CallID] = p.CallID
-		}
-		if i := st.openIndex(p.CallID); i >= 0 {
-			st.open[i] = openCall{call: p, carded: true}
-		} else {
-			st.open = append(st.open, openCall{call: p, carded: true})
-		}
+		st.ids[p.CallID] = true
+		st.open.carded(p)
 	case session.ToolResult:
-		parent, sub := "", false
-		if i := st.openIndex(p.CallID); i >= 0 {
-			parent, sub = st.open[i].call.Parent, st.open[i].call.Agent != ""
-			st.open = slices.Delete(st.open, i, i+1)
-		}
-		if !st.pending[p.CallID] {
+		c, _ := st.open.close(p.CallID)
+		if !c.step {
 			// Not a call the model made (a Code Mode sub-call), or answered
 			// already. A sub-call's additional context (a PostToolUse hook's)
-			// joins its step's, after the program's result.
-			// A subagent's call is the subagent's: its model read the context.
-			if parent != "" && st.pending[parent] && !sub {
+			// joins its step's, after the program's result; a subagent's
+			// call is the subagent's (its model read the context).
+			if c.call.Parent != "" && c.call.Agent == "" && st.open.inStep(c.call.Parent) {
 				st.extra = append(st.extra, p.Result.Context...)
 			}
 			return
 		}
-		delete(st.pending, p.CallID)
-		id := p.CallID
-		if ep := st.cards[p.CallID]; ep != "" {
-			id = ep // the endpoint reads its own id back
+		id := c.endpoint // the endpoint reads its own id back
+		if id == "" {
+			id = p.CallID
 		}
 		st.history = append(st.history, model.Message{Role: model.RoleTool, ToolCallID: id, Content: p.Result.Text()})
 		st.extra = append(st.extra, p.Result.Context...)
 		// Additional context from post-execute policy follows the last
 		// result of the response, so every tool message stays next to the
 		// call it answers.
-		if len(st.pending) == 0 && len(st.extra) > 0 {
+		if st.open.stepDone() && len(st.extra) > 0 {
 			st.history = append(st.history, model.Message{Role: model.RoleUser, Content: strings.Join(st.extra, "\n\n")})
 			st.extra = nil
 		}
@@ -191,7 +166,7 @@ func (st *state) apply(ev session.Event) {
 		if p.StopReason == string(acp.StopRefusal) && st.turnFrom >= 0 && st.turnFrom <= len(st.history) {
 			st.history = st.history[:st.turnFrom]
 			st.histGen++
-			clear(st.pending)
+			st.open.dropStep()
 			st.extra = nil
 		}
 		st.inTurn, st.turnFrom = 0, -1
@@ -234,10 +209,6 @@ func (st *state) apply(ev session.Event) {
 	case session.ClientPrompt:
 		st.client = &p
 	}
-}
-
-func (st *state) openIndex(id string) int {
-	return slices.IndexFunc(st.open, func(c openCall) bool { return c.call.CallID == id })
 }
 
 // compactedContext is the context /compact leaves: the summary, and the

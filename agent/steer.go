@@ -103,7 +103,7 @@ func (a *Agent) Steer(ctx context.Context, req *acp.SteeringRequest) (*acp.Steer
 		return nil, err
 	}
 	raw, _ := json.Marshal(req.Prompt)
-	if !s.steer.offer(session.UserSteer{Prompt: raw, Text: text, Images: images}) {
+	if !s.steer.offer(session.UserSteer{Prompt: raw, Text: text, Images: images, Blocks: req.Prompt}) {
 		return &acp.SteeringResponse{Outcome: acp.SteeringPromptRequired, Reason: acp.SteeringNoRunningTurn}, nil
 	}
 	a.log.Info("steered message queued for the running turn", "session", s.id)

@@ -146,6 +146,9 @@ type tsFeatures struct {
 	dir    string // the npm project
 	bin    string
 	schema *acpschema.Schema
+	// newer is the newer schema beside the checkout (with its unstable
+	// set), when there is one: every message is checked against it too.
+	newer *acpschema.Schema
 }
 
 func newTSFeatures(t *testing.T) *tsFeatures {
@@ -158,7 +161,15 @@ func newTSFeatures(t *testing.T) *tsFeatures {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &tsFeatures{t: t, dir: dir, bin: bin, schema: schema}
+	f := &tsFeatures{t: t, dir: dir, bin: bin, schema: schema}
+	if d, err := acpschema.Newer(); err != nil {
+		t.Fatal(err)
+	} else if d != "" {
+		if f.newer, err = acpschema.Load(filepath.Join(d, "schema.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
 }
 
 // tsOut is what features.mjs reports.
@@ -216,12 +227,15 @@ func (f *tsFeatures) run(srv *httptest.Server, stateDir string, scenario map[str
 			t.Fatalf("%s: %s: %s", scenario["name"], k, e.Message)
 		}
 	}
-	checks := map[int]*acpschema.Checker{}
+	checks, newer := map[int]*acpschema.Checker{}, map[int]*acpschema.Checker{}
 	for _, l := range seen.Lines {
 		c := checks[l.Proc]
 		if c == nil {
 			c = acpschema.NewChecker(f.schema)
 			checks[l.Proc] = c
+			if f.newer != nil {
+				newer[l.Proc] = acpschema.NewChecker(f.newer)
+			}
 		}
 		dir := acpschema.FromAgent
 		if l.Dir == "out" {
@@ -229,6 +243,11 @@ func (f *tsFeatures) run(srv *httptest.Server, stateDir string, scenario map[str
 		}
 		if err := c.Check(dir, []byte(l.Line)); err != nil {
 			t.Errorf("%s: not valid against the SDK's schemas: %v\n%s", scenario["name"], err, l.Line)
+		}
+		if n := newer[l.Proc]; n != nil {
+			if err := n.Check(dir, []byte(l.Line)); err != nil {
+				t.Errorf("%s: not valid against %s: %v\n%s", scenario["name"], f.newer.Path, err, l.Line)
+			}
 		}
 	}
 	for _, c := range checks {

@@ -134,8 +134,8 @@ func (t *Translator) user(p session.UserMessage) []acp.Update {
 	if !t.o.Replay {
 		return nil
 	}
-	var blocks []acp.ContentBlock
-	if json.Unmarshal(p.Prompt, &blocks) != nil {
+	blocks, ok := p.PromptBlocks() // decoded once for the fold and here (session.WithBlocks)
+	if !ok {
 		blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
 	}
 	// Consecutive text blocks are one chunk with the separator the model

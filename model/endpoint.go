@@ -39,6 +39,9 @@ func (e endpoint) Do(req *http.Request) (*http.Response, error) {
 	// every byte received pushes it back.
 	ctx, cancel := context.WithCancelCause(req.Context())
 	req = req.WithContext(ctx)
+	for k, v := range p.o.Headers {
+		req.Header.Set(k, v)
+	}
 	if field, _ := p.reasoningField.Load().(string); field == "reasoning" {
 		if err := renameReasoning(req); err != nil {
 			cancel(nil)

@@ -63,6 +63,10 @@ type OpenAIOptions struct {
 	// attempt counts as stalled (default 2m).
 	IdleTimeout time.Duration
 	HTTPClient  *http.Client // default: a client without an overall timeout (streams are long)
+	// Headers go with every request, replacing the library's (a provider
+	// an editor configured: its key is among them). They are secrets:
+	// nothing logs them, and a redirect to another host does not get them.
+	Headers map[string]string
 }
 
 // OpenAI streams chat completions from an OpenAI-compatible endpoint:
@@ -96,6 +100,9 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = defaultClient
 	}
+	if len(o.Headers) > 0 {
+		o.HTTPClient = sameHostRedirects(o.HTTPClient)
+	}
 	p := &OpenAI{o: o, endpoint: strings.TrimRight(o.BaseURL, "/") + "/chat/completions"}
 	p.reasoningField.Store("reasoning_content")
 	cfg := openai.DefaultConfig(o.APIKey)
@@ -115,6 +122,27 @@ var defaultClient = &http.Client{Transport: func() http.RoundTripper {
 	t.TLSHandshakeTimeout = connectTimeout
 	return t
 }()}
+
+// sameHostRedirects is c refusing to follow a redirect to another host:
+// the headers set on the first request (the key among them) would follow
+// it there.
+func sameHostRedirects(c *http.Client) *http.Client {
+	cc := *c
+	next := c.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
+			return fmt.Errorf("redirected to another host (%s); not following with the provider's headers", req.URL.Host)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cc
+}
 
 // Options returns the provider's configuration (with defaults applied).
 func (p *OpenAI) Options() OpenAIOptions { return p.o }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
@@ -62,8 +63,15 @@ type UserMessage struct {
 	Text   string          `json:"text"` // what the model was given
 	// Images are the indexes of the prompt blocks whose image the model was
 	// given with Text (an image block, or a resource holding an image
-	// blob). The data stays in Prompt, once.
+	// blob). The data is stored in Prompt, once.
 	Images []int `json:"images,omitempty"`
+	// Blocks are Prompt decoded, never stored: the blocks as received on
+	// the live path, decoded once on load (WithBlocks), so the fold and
+	// the translator read one decode. Nil: read Prompt (PromptBlocks).
+	Blocks []acp.ContentBlock `json:"-"`
+	// MessageID is the id a v2 client knows the message by (session/prompt
+	// answered with it); "" for a v1 prompt.
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // AssistantChunk is a streamed piece of the model's answer or reasoning.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/agent"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/model/route"
 	"github.com/acp-bridge/acp-bridge/rules"
 	"github.com/acp-bridge/acp-bridge/settings"
 )
@@ -70,6 +71,11 @@ type config struct {
 	spillDir string
 
 	providers []providerConfig // from the file, in file order
+	// routes is where each provider's requests go, which the editor may
+	// change (providers.go); nil for a scripted model.
+	routes *route.Table
+	// resolved are the providers the catalog offers (modelChoices).
+	resolved []providerConfig
 
 	// policy is the config file's permissions, hooks and timeouts,
 	// compiled (rules anchored at each session's workspace).
@@ -863,6 +869,8 @@ func (c *config) modelChoices() ([]agent.ModelChoice, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	c.resolved = provs
+	c.routes = newRoutes(provs, def)
 	var out []agent.ModelChoice
 	for _, p := range provs {
 		for _, m := range p.Models {
@@ -919,8 +927,17 @@ func (c *config) choice(p providerConfig, m modelConfig, def string) (agent.Mode
 	if name == "" {
 		name = m.Name
 	}
+	var routed model.Provider = prov
+	if c.routes != nil {
+		// The one place a request's endpoint is decided: the configured
+		// one, or where the editor routed this provider (providers.go).
+		routed = c.routes.Provider(p.Name, m.Name, prov, func(name string, r route.Route) (model.Provider, error) {
+			return model.NewOpenAI(model.OpenAIOptions{BaseURL: r.BaseURL, Model: name, Headers: r.Headers, MaxTokens: maxTokens,
+				ContextWindow: m.ContextWindow, Images: m.Images, IdleTimeout: c.streamIdleTimeout})
+		})
+	}
 	choice := agent.ModelChoice{ID: id, Name: name, Description: p.Name + " at " + p.BaseURL,
-		Provider: model.Retry(prov, model.RetryOptions{Retries: retriesOption(c.retries)}), ContextWindow: m.ContextWindow, Images: m.Images,
+		Provider: model.Retry(routed, model.RetryOptions{Retries: retriesOption(c.retries)}), ContextWindow: m.ContextWindow, Images: m.Images,
 		ReasoningEfforts: model.ReasoningEfforts(m.Name)}
 	if m.Price != nil {
 		choice.Price = &agent.Price{Input: m.Price.Input, CachedInput: m.Price.CachedInput, Output: m.Price.Output, Currency: m.Price.Currency}

@@ -176,8 +176,8 @@ func viewChoices(cfg *config) ([]modelChoiceView, string, error) {
 	for _, m := range ms {
 		v := modelChoiceView{id: m.ID, ctxWindow: m.ContextWindow, images: m.Images, price: m.Price != nil}
 		p := m.Provider
-		if u, ok := p.(interface{ Unwrap() model.Provider }); ok {
-			p = u.Unwrap()
+		for u, ok := p.(interface{ Unwrap() model.Provider }); ok; u, ok = p.(interface{ Unwrap() model.Provider }) {
+			p = u.Unwrap() // retries, then the route table
 		}
 		v.openai, _ = p.(*model.OpenAI)
 		out = append(out, v)

@@ -50,7 +50,7 @@ func TestBinaryInstructionsAndCompaction(t *testing.T) {
 	os.MkdirAll(filepath.Join(cfg, "acp-bridge"), 0o755)
 	os.WriteFile(filepath.Join(cfg, "acp-bridge", "AGENTS.md"), []byte("User rule: answer briefly.\n"), 0o644)
 	c := startE2E(t, []string{"MOCK_KEY=sk-e2e", "XDG_CONFIG_HOME=" + cfg},
-		"--base-url", srv.URL+"/v1", "--model", "mock-1", "--api-key-env", "MOCK_KEY", "--context-window", "4000")
+		mockArgs(srv, "--context-window", "4000")...)
 	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"session": map[string]any{"compaction": map[string]any{}}}})
 	sid := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"].(string)
 	for _, q := range []string{"hi", "and then?"} {

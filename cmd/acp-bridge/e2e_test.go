@@ -120,10 +120,15 @@ type rpcClient struct {
 	// perms keeps the requests' params.
 	answer func(params map[string]any) string
 	perms  []map[string]any
+	// tap, when set, sees every line: toAgent for what the client sends.
+	tap func(toAgent bool, line []byte)
 }
 
 func (c *rpcClient) send(v any) {
 	b, _ := json.Marshal(v)
+	if c.tap != nil {
+		c.tap(true, b)
+	}
 	if _, err := c.in.Write(append(b, '\n')); err != nil {
 		c.t.Fatal(err)
 	}
@@ -150,6 +155,9 @@ func (c *rpcClient) request(method string, params any) (map[string]any, *rpcErro
 	id := c.nextID
 	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	for c.out.Scan() {
+		if c.tap != nil {
+			c.tap(false, c.out.Bytes())
+		}
 		var msg struct {
 			JSONRPC string         `json:"jsonrpc"`
 			ID      any            `json:"id"`
@@ -313,9 +321,7 @@ func TestBinaryMultiStepToolUse(t *testing.T) {
 	srv := httptest.NewServer(m)
 	defer srv.Close()
 
-	c := startE2E(t, []string{"MOCK_KEY=sk-e2e"},
-		"--base-url", srv.URL+"/v1", "--model", "mock-1", "--api-key-env", "MOCK_KEY",
-		"--context-window", "32000", "--retries", "2", "--log-level", "debug")
+	c := startE2E(t, mockEnv, mockArgs(srv, "--context-window", "32000", "--retries", "2", "--log-level", "debug")...)
 	sess := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
 	sid := sess["sessionId"].(string)
 	opts, _ := sess["configOptions"].([]any)

@@ -203,7 +203,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		ModelHint:        "set --model or ACP_BRIDGE_MODEL",
 		Models:           models,
 		DefaultModel:     def,
-		MoreModels:       cfg.discoverModels(models, logger),
+		MoreModels:       cfg.moreModels(models, def, logger),
 		PermissionMode:   cfg.permissionMode,
 		OfferBypass:      cfg.offerBypass,
 		ToolsMode:        codemode.Mode(cfg.toolsMode),
@@ -211,6 +211,9 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 		TerminalLogin:    loginMethod(),
 		Logout:           logout,
 		Policy:           cfg.policy,
+	}
+	if cfg.routes != nil {
+		opts.Routes = cfg.routes
 	}
 	if dir := settingsDir(); dir != "" {
 		opts.Settings = &settings.Store{Dir: dir}

@@ -190,6 +190,33 @@ const scenarios = {
       await call(ctx, "prompt", "session/prompt", { sessionId: s.sessionId, prompt: text(scenario.prompt) });
     });
   },
+
+  // An MCP server of the session (scenario.mcpServers) asks the user for
+  // input while the model calls its tool: the form reaches this client as
+  // elicitation/create, and scenario.elicitationAnswer goes back.
+  async mcpElicitation() {
+    await bridge(async (ctx) => {
+      await init(ctx);
+      const s = await newSession(ctx);
+      await call(ctx, "prompt", "session/prompt", { sessionId: s.sessionId, prompt: text(scenario.prompt) });
+    });
+  },
+
+  // Provider configuration: list, a refused set, the set (scenario.set:
+  // another endpoint and its key), list again, then a turn, which goes to
+  // the endpoint set.
+  async providers() {
+    await bridge(async (ctx) => {
+      const i = await init(ctx);
+      seen.responses.caps = i?.agentCapabilities ?? {};
+      await call(ctx, "list0", "providers/list", {});
+      await call(ctx, "badSet", "providers/set", { ...scenario.set, apiType: "anthropic" });
+      await call(ctx, "set", "providers/set", scenario.set);
+      await call(ctx, "list1", "providers/list", {});
+      const s = await newSession(ctx);
+      await call(ctx, "prompt", "session/prompt", { sessionId: s.sessionId, prompt: text(scenario.prompt) });
+    });
+  },
 };
 
 try {

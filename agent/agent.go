@@ -94,6 +94,10 @@ type Options struct {
 	// UserInstructionsDir holds the user-wide AGENTS.md; "" is
 	// $XDG_CONFIG_HOME/acp-bridge (~/.config/acp-bridge), "-" none.
 	UserInstructionsDir string
+	// UserProfilesDir holds the user's subagent profiles; "" is the agents
+	// directory beside the user-wide AGENTS.md, "-" none. A project's are
+	// in its ProjectProfilesDir.
+	UserProfilesDir string
 	// MaxInstructionBytes caps each AGENTS.md in the prompt (default 32 KiB).
 	MaxInstructionBytes int
 	// CompactThreshold is the share of the model's context window a request

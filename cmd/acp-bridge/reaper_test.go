@@ -29,9 +29,11 @@ func awaitGone(ps []proc, d time.Duration) []proc {
 
 // TestKilledBridgeLeavesNothing kills the bridge with SIGKILL, as Zed stops
 // an agent (no SIGTERM, no stdin EOF), while a bash command and its
-// background child sleep: within 2 s nothing the bridge started runs (the
-// command's group, the background child, the watchdog itself). The next
-// bridge removes the dead one's spill directory, beside its start-up.
+// background child sleep: soon after, nothing the bridge started runs (the
+// command's group, the background child, the watchdog itself); how soon is
+// logged, not asserted (under 100 ms on a quiet machine; a 2 s bound failed
+// at load 25, the race-built watchdog slow to run). The next bridge removes
+// the dead one's spill directory, beside its start-up.
 func TestKilledBridgeLeavesNothing(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // the bridges' spill directories go here
@@ -60,8 +62,8 @@ func TestKilledBridgeLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-b.exited
-	if left := awaitGone(before, 2*time.Second); len(left) > 0 {
-		t.Errorf("still running 2s after the bridge was killed: %+v", left)
+	if left := awaitGone(before, never); len(left) > 0 {
+		t.Errorf("still running %v after the bridge was killed: %+v", never, left)
 		for _, p := range left {
 			syscall.Kill(p.pid, syscall.SIGKILL)
 		}

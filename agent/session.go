@@ -402,6 +402,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock, me
 
 	raw, _ := json.Marshal(blocks) // the stored form; the fold and the translator read blocks
 	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images, Blocks: blocks, MessageID: messageID}))
+	acp.Accepted(ctx) // a v2 prompt is answered after its user message
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
 	if dropped > 0 {
 		s.notice(ctx, droppedImagesNotice(m, dropped))

@@ -140,7 +140,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
 	s.editor = editorOf(a.info)
 	a.mu.Unlock()
-	s.policy = newUserPolicy(a.o.Policy, a.o.Settings, id, s.cwd, a.log, policyReport(s))
+	s.policy = newUserPolicy(a.o.Policy, a.o.Settings, id, s.cwd, a.log, policyReport(s.status))
 	s.perm.policy = s.policy
 	s.perm.seq = func() string { // the running turn's number
 		s.mu.Lock()
@@ -558,9 +558,10 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 // session's call recorder (calls.go) logs, coalesces and closes each one.
 func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
 	calls := make([]*registry.Call, len(tcs))
+	el := formElicitor(s.a.client, s.caps)
 	for i, tc := range tcs {
 		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: registry.ArgsJSON(tc.Arguments), Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs,
-			Ask: s.askerFor(tc.ID)}
+			Ask: askerFor(el, s.id, tc.ID)}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

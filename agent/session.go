@@ -19,12 +19,47 @@ import (
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
-// conversation is one session: its identity, its log, the state folded from
-// it, and the turn loop. What it uses besides are small parts of their own:
-// the MCP servers (mcp.go), editor file access (files.go), permission
-// asking (permission.go), Code Mode (codemode.go), live output (output.go).
+// conversation is one session: the state folded from its log, and the turn
+// loop. What it is and where it runs (sessionEnv), the path of its events
+// (timeline.go) and who holds its turn (turnSlot) are parts of their own,
+// and so is what it uses besides: the MCP servers (mcp.go), editor file
+// access (files.go), permission asking (permission.go), Code Mode
+// (codemode.go), the tool calls (calls.go), live output (output.go).
 type conversation struct {
-	a     *Agent
+	a *Agent
+	sessionEnv
+	scope   *registry.Scope
+	pipe    *pipeline.Pipeline
+	files   *Files        // tools' file access and read-tracking (files.go)
+	jobs    *jobs.Table   // background commands, ended by close (jobs.go)
+	perm    *permissions  // approval requests and "always" answers (permission.go)
+	code    *codeMode     // tools mode and run_code (codemode.go)
+	ctl     *controls     // mode, model, tools mode, effort (modes.go)
+	meter   *meter        // usage and cost reporting (usage.go)
+	prompts *prompts      // the system prompt (prompt.go)
+	calls   *callRecorder // every tool call's events and live output (calls.go)
+	policy  *userPolicy   // the user's rules and hooks (policy.go)
+
+	// timeline is the one path of events: append, fold, translate, send,
+	// under its emitMu; the lock order is written there (timeline.go).
+	timeline
+
+	// mu guards st and the running turn; taken after emitMu, never before
+	// (timeline.go).
+	mu  sync.Mutex
+	st  *state // changed only by apply, in fold (state.go)
+	req reqCache
+	turnSlot
+
+	announced *announcer  // the command catalog, before the first turn (commands.go)
+	mcp       *mcpServers // the editor's MCP servers (mcp.go)
+	room      *room       // when the context needs room (compaction.go)
+	steer     steering    // messages for the running turn (steer.go)
+}
+
+// sessionEnv is what a session is and where it runs, fixed when it is
+// made: its id, its roots, and how its client reads it.
+type sessionEnv struct {
 	id    string
 	cwd   string
 	roots []string
@@ -33,61 +68,34 @@ type conversation struct {
 	// of its clientInfo), snapshotted with caps.
 	zeroLines bool
 	editor    clientKind // whose settings a failure's advice names (failure.go)
-	scope     *registry.Scope
-	pipe      *pipeline.Pipeline
-	files     *Files        // tools' file access and read-tracking (files.go)
-	jobs      *jobs.Table   // background commands, ended by close (jobs.go)
-	perm      *permissions  // approval requests and "always" answers (permission.go)
-	code      *codeMode     // tools mode and run_code (codemode.go)
-	ctl       *controls     // mode, model, tools mode, effort (modes.go)
-	meter     *meter        // usage and cost reporting (usage.go)
-	prompts   *prompts      // the system prompt (prompt.go)
-	calls     *callRecorder // every tool call's events and live output (calls.go)
-	policy    *userPolicy   // the user's rules and hooks (policy.go)
+}
 
-	// emitMu orders events: one append and its updates at a time, so the
-	// log order is the wire order.
-	//
-	// Lock order, the only nesting in a session:
-	//
-	//	outputCoalescer.sendMu -> emitMu -> mu -> the registry's lock
-	//
-	// A coalescer sends (emits) holding its sendMu, so output never
-	// follows its call's result. Under emitMu, fold takes mu to apply the
-	// event, then sets the scope's tools mode and translates (both take
-	// the registry's lock). Nothing takes emitMu while holding mu, and
-	// nothing emits while holding any other lock: the parts' own locks
-	// (announcer, room, meter, steering, Files, mcpclient.Servers, callRecorder,
-	// a coalescer's mu) are each taken alone and released before an emit,
-	// and the parts' readers of the folded state take mu alone.
-	emitMu     sync.Mutex
-	log        *session.Log
-	tr         *mapping.Translator
-	saveFailed bool // the log could not be written; the user was told (emit)
-
-	// mu guards st and the running turn; taken after emitMu, never before
-	// (see the lock order above).
-	mu      sync.Mutex
-	st      *state // changed only by apply, in commitLocked (state.go)
-	req     reqCache
+// turnSlot is who holds the session's one turn: the running turn and the
+// prompts queued behind it. The conversation's mu guards it.
+type turnSlot struct {
 	running bool
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
 	// queued are the prompts that arrived while a turn ran, in order; each
 	// is handed the turn when the one before ends (prompt).
 	queued []*queuedPrompt
-
-	announced *announcer  // the command catalog, before the first turn (commands.go)
-	mcp       *mcpServers // the editor's MCP servers (mcp.go)
-	room      *room       // when the context needs room (compaction.go)
-	steer     steering    // messages for the running turn (steer.go)
 }
 
 // newSession builds a session over lg; replay says whether its translator
 // starts by replaying a stored log to the editor (session/load).
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities, lg *session.Log, replay bool) *conversation {
-	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
-		scope: a.o.Registry.NewScope(), log: lg}
+	s := &conversation{a: a, sessionEnv: sessionEnv{id: id, cwd: roots[0], roots: roots, caps: caps},
+		scope: a.o.Registry.NewScope()}
+	s.sessionID, s.client, s.logger, s.log, s.tools = id, a.client, a.log, lg, s.scope
+	s.apply = func(ev session.Event) {
+		s.mu.Lock()
+		s.st.apply(ev)
+		tools := s.st.ctl.tools
+		s.mu.Unlock()
+		if _, ok := ev.Payload.(session.Controls); ok {
+			s.code.set(tools) // the scope's visibility follows the state
+		}
+	}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.jobs = jobs.New(jobEvents{emit: s.emit})
 	s.perm = &permissions{id: id, client: a.client, log: a.log, emit: s.emit,
@@ -174,73 +182,6 @@ func (s *conversation) mappingOptions(replay bool) mapping.Options {
 		BooleanOptions: s.caps.BooleanConfigOptions()}
 }
 
-// emit appends an event, applies it and sends its updates: the one live
-// path. Updates are written with a context that outlives a cancelled turn:
-// final card updates must still go out.
-func (s *conversation) emit(ctx context.Context, ev session.Event) { s.record(ctx, ev, true) }
-
-// record appends, applies and translates an event; send says whether the
-// editor sees the updates (not for what it learns otherwise: the controls
-// session/new answers with, the seal of a resumed session).
-func (s *conversation) record(ctx context.Context, ev session.Event, send bool) {
-	s.emitMu.Lock()
-	defer s.emitMu.Unlock()
-	updates := s.fold(s.log.Append(ev))
-	// Said with an update the editor is sent: a log that could not even be
-	// created (session/new on a full disk) fails before any is.
-	if send && !s.saveFailed {
-		if err := s.log.Err(); err != nil {
-			// The disk filled up (or went away): say so once, where the
-			// user looks; the session goes on in memory.
-			s.saveFailed = true
-			updates = append(updates, s.fold(s.log.Append(session.New(session.Notice{Text: fmt.Sprintf(
-				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err),
-				Severity: acp.NoticeWarning, Title: "This session is no longer being saved",
-				Description: fmt.Sprintf("%v. It goes on in memory, but session/load will not have what follows.", err)})))...)
-		}
-	}
-	if send {
-		s.send(ctx, updates)
-	}
-}
-
-func (s *conversation) send(ctx context.Context, updates []acp.Update) {
-	for _, u := range updates {
-		if err := s.a.client.SessionUpdate(context.WithoutCancel(ctx), s.id, u); err != nil {
-			s.a.log.Debug("session/update not delivered", "session", s.id, "err", err)
-		}
-	}
-}
-
-// fold applies one logged event to the state and translates it; called
-// with emitMu held, for every event live and on load alike.
-func (s *conversation) fold(ev session.Event) []acp.Update {
-	s.mu.Lock()
-	s.st.apply(ev)
-	tools := s.st.ctl.tools
-	s.mu.Unlock()
-	if _, ok := ev.Payload.(session.Controls); ok {
-		s.code.set(tools) // the scope's visibility follows the state
-	}
-	return s.tr.Translate(ev)
-}
-
-// notice says something to the user as agent text (command output, hints).
-func (s *conversation) notice(ctx context.Context, text string) {
-	s.emit(ctx, session.New(session.Notice{Text: text}))
-}
-
-// status tells the user something out of band: a retry, a dead MCP server,
-// a stop. n carries both forms: a `notice` for a client that takes them
-// (its Severity, Title, Description), agent text (its Text) for the others.
-// This is the plumbing every such message goes through (compaction too).
-func (s *conversation) status(ctx context.Context, n session.Notice) {
-	if n.Text == "" {
-		n.Text = mapping.NoticeText(n.Title, n.Description)
-	}
-	s.emit(ctx, session.New(n))
-}
-
 // queuedPrompt is a prompt waiting for the running turn to end. Its
 // channel is closed with the turn handed over (running stays true for it),
 // or with cancelled set when session/cancel came first.
@@ -258,8 +199,8 @@ func (s *conversation) cancel() {
 }
 
 // stopLocked cancels the running turn with cause and answers the prompts
-// queued behind it as cancelled. s.mu is held.
-func (s *conversation) stopLocked(cause error) {
+// queued behind it as cancelled. The conversation's mu is held.
+func (s *turnSlot) stopLocked(cause error) {
 	if s.stop != nil {
 		s.stop(cause)
 	}
@@ -309,8 +250,8 @@ func (s *conversation) await(ctx context.Context) bool {
 }
 
 // handOver ends the running turn: the next queued prompt gets it, or the
-// session is idle. s.mu is held.
-func (s *conversation) handOver() {
+// session is idle. The conversation's mu is held.
+func (s *turnSlot) handOver() {
 	if len(s.queued) == 0 {
 		s.running = false
 		return
@@ -361,7 +302,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	// closing) or on session/cancel; the cause says which, so tools know
 	// whether the editor is still there to see a clean stop.
 	tctx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
-	unhook := context.AfterFunc(ctx, func() { stop(s.a.cancelCause()) })
+	unhook := context.AfterFunc(ctx, func() { stop(cancelCause(s.a.client)) })
 	defer unhook()
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
 	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/model"
@@ -64,7 +63,9 @@ type room struct {
 	// and the running turn.
 	folded func() (c ctxSize, history, turn int)
 
-	mu         sync.Mutex // guards window and failedTurn; taken alone
+	// window and failedTurn are what the turns learned. Only the running
+	// turn reads or writes them, and one turn runs at a time, handed on
+	// under the conversation's mu (prompt), so they need no lock.
 	window     int
 	failedTurn int
 }
@@ -75,11 +76,9 @@ type room struct {
 func (r *room) policy() compact.Policy {
 	c, _, _ := r.folded()
 	size := catalog.Window(r.ctl.model(), c.size)
-	r.mu.Lock()
 	if w := r.window; w > 0 && w < size {
 		size = w
 	}
-	r.mu.Unlock()
 	return compact.Policy{Window: size, Threshold: r.threshold}
 }
 
@@ -94,11 +93,9 @@ func (r *room) learn(err error) {
 		return
 	}
 	if n, convErr := strconv.Atoi(m[1]); convErr == nil && n > 0 {
-		r.mu.Lock()
 		if r.window == 0 || n < r.window {
 			r.window = n
 		}
-		r.mu.Unlock()
 	}
 }
 
@@ -128,16 +125,12 @@ func (r *room) automatic() (turn int, ok bool) {
 		return 0, false // automatic compaction is off (configured, or the session's switch)
 	}
 	_, _, turn = r.folded()
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	return turn, r.failedTurn != turn
 }
 
 // failed marks turn as one whose automatic compaction failed.
 func (r *room) failed(turn int) {
-	r.mu.Lock()
 	r.failedTurn = turn
-	r.mu.Unlock()
 }
 
 // fullRequest is the next model request, tools included.

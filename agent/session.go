@@ -54,7 +54,6 @@ type conversation struct {
 	announced *announcer  // the command catalog, before the first turn (commands.go)
 	mcp       *mcpServers // the editor's MCP servers (mcp.go)
 	room      *room       // when the context needs room (compaction.go)
-	steer     steering    // messages for the running turn (steer.go)
 }
 
 // sessionEnv is what a session is and where it runs, fixed when it is
@@ -79,6 +78,7 @@ type turnSlot struct {
 	// queued are the prompts that arrived while a turn ran, in order; each
 	// is handed the turn when the one before ends (prompt).
 	queued []*queuedPrompt
+	steer  steering // messages for the running turn (steer.go)
 }
 
 // newSession builds a session over lg; replay says whether its translator
@@ -336,7 +336,10 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	s.closeOpen(ctx, true, "ABORTED", "tool call aborted", "tool call aborted before it started")
 	// Steered messages no model request took stay the user's input: logged
 	// after the closed calls, they are in the context of the next turn.
-	s.joinSteered(ctx, s.steer.end())
+	s.mu.Lock()
+	steered := s.steer.end()
+	s.mu.Unlock()
+	s.joinSteered(ctx, steered)
 	end := session.TurnEnd{Turn: turn, StopReason: string(reason)}
 	if failure != nil {
 		end.Error = failure.Message
@@ -371,12 +374,17 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 	// The prompt enters the model's context (state.apply), live and on
 	// load, with what UserPromptSubmit hooks added.
 	s.emit(ctx, session.New(session.UserContext{Context: extra}))
+	s.mu.Lock()
 	s.steer.begin() // prompt closes it (steer.go)
+	s.mu.Unlock()
 
 	for range s.a.o.MaxTurnRequests {
 		// What the user steered since the last request joins here, after
 		// the results of the calls it answered.
-		s.joinSteered(ctx, s.steer.take())
+		s.mu.Lock()
+		steered := s.steer.take()
+		s.mu.Unlock()
+		s.joinSteered(ctx, steered)
 		s.keepRoom(ctx) // compaction.go
 		msg, finish, err := s.stream(ctx)
 		if err != nil && ctx.Err() == nil && isContextWindow(err) && msg.Content == "" && len(msg.ToolCalls) == 0 {
@@ -414,7 +422,10 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 				s.a.log.Info("the model refused; the turn leaves the model's context", "session", s.id)
 				return acp.StopRefusal, nil
 			}
-			if s.steer.more() {
+			s.mu.Lock()
+			more := s.steer.more()
+			s.mu.Unlock()
+			if more {
 				continue // the user steered while the model answered: it reads that next
 			}
 			return acp.StopEndTurn, nil

@@ -28,10 +28,11 @@ import (
 // apply the event, then sets the scope's tools mode, and the translator
 // reads the registry (both take the registry's lock). Nothing takes emitMu
 // while holding mu, and nothing emits while holding any other lock: the
-// parts' own locks (announcer, room, meter, steering, Files,
-// mcpclient.Servers, callRecorder, a coalescer's mu) are each taken alone
-// and released before an emit, and the parts' readers of the folded state
-// take mu alone.
+// parts' own locks (announcer, meter, Files, userPolicy, mcpclient.Servers,
+// callRecorder, a coalescer's mu) are each taken alone and released before
+// an emit, and the parts' readers of the folded state, and the turn's
+// steering (turnSlot), take mu alone. What only the running turn touches
+// (room's window) needs no lock.
 type timeline struct {
 	sessionID string
 	client    acp.Client

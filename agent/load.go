@@ -68,7 +68,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 		return nil, err
 	}
 	if live != nil {
-		if err := live.replay(ctx); err != nil {
+		if err := live.replay(ctx, 1); err != nil {
 			return nil, err
 		}
 		live.mcp.start(ctx, req.McpServers)
@@ -76,7 +76,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 		modes, opts := live.ctl.Controls()
 		return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
-	s, err := a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
+	s, err := a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -100,27 +100,39 @@ func (a *Agent) liveAt(id, cwd string) (*conversation, error) {
 
 // ResumeSession makes a stored session live again without replaying it: the
 // editor already shows the conversation. Resuming a session that is already
-// live here is a no-op.
+// live here is a no-op. A v2 client may ask for a replay from a position
+// in the log (req.ReplayFrom: the log's events from that sequence number
+// on), and gets the session's current state after it (dialect.go), both
+// before the response.
 func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
 	sp, err := parseSystemPrompt(req.SystemPrompt)
 	if err != nil {
 		return nil, err
 	}
+	var from int64 // no replay
+	if req.ReplayFrom != nil {
+		from = max(*req.ReplayFrom, 1)
+	}
 	live, err := a.liveAt(req.SessionID, req.Cwd)
 	if err != nil {
 		return nil, err
 	}
+	s := live
 	if live != nil {
+		if from > 0 {
+			if err := live.replay(ctx, from); err != nil {
+				return nil, err
+			}
+		}
 		live.prompts.setClient(sp)
-		modes, opts := live.ctl.Controls()
-		return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
+	} else {
+		if s, err = a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, from); err != nil {
+			return nil, err
+		}
+		s.prompts.setClient(sp)
+		a.log.Info("session resumed", "session", s.id, "cwd", s.cwd, "events", s.log.Len(), "replayFrom", from)
 	}
-	s, err := a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, false)
-	if err != nil {
-		return nil, err
-	}
-	s.prompts.setClient(sp)
-	a.log.Info("session resumed", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
+	s.sendState(ctx)
 	modes, opts := s.ctl.Controls()
 	return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 }
@@ -146,9 +158,11 @@ func checkRoots(cwd string, dirs []string, servers []acp.McpServer) error {
 }
 
 // restore opens a stored session, folds its log into the session's state
-// (and, with replay, sends what the translator makes of it), seals a turn a
-// crash cut short, and registers the session as live.
-func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, servers []acp.McpServer, replay bool) (_ *conversation, err error) {
+// (and, with from > 0, sends what the translator makes of its events from
+// sequence number from on), seals a turn a crash cut short, and registers
+// the session as live.
+func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, servers []acp.McpServer, from int64) (_ *conversation, err error) {
+	replay := from > 0
 	if a.o.Store == nil {
 		return nil, acp.Errorf(acp.CodeMethodNotFound, "sessions are not saved (acp-bridge runs without a state directory), so none can be loaded")
 	}
@@ -165,6 +179,10 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	lg, h, err := a.openHeld(ctx, id) // handover.go
 	if err != nil {
 		return nil, loadError(id, err)
+	}
+	if a.o.SweepTempFiles != nil {
+		// The session may have been cut short by a kill mid-edit.
+		a.o.SweepTempFiles()
 	}
 	a.mu.Lock()
 	delete(a.moved, id) // taken back, if it had been handed over
@@ -192,7 +210,7 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	}
 
 	s := newSession(a, id, roots, caps, lg, true)
-	if err := s.foldLog(ctx, replay); err != nil {
+	if err := s.foldLog(ctx, from); err != nil {
 		return nil, err
 	}
 	s.tellSkipped(ctx, replay)
@@ -215,10 +233,10 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 // through a fresh translator: the live one keeps its own state, and the
 // session's state does not change. Events wait meanwhile, so the replay
 // is a consistent prefix and nothing of it follows the response.
-func (s *conversation) replay(ctx context.Context) error {
+func (s *conversation) replay(ctx context.Context, from int64) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	return s.sendLog(ctx, mapping.New(s.scope, s.mappingOptions(true)).Translate, true)
+	return s.sendLog(ctx, s.newTranslator(true).Translate, from)
 }
 
 // hiddenOnReplay are the indexes of the events a replay leaves out, so a

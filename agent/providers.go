@@ -2,9 +2,11 @@ package agent
 
 import (
 	"context"
+	"slices"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model/route"
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // Routes is the provider routing an editor may change with providers/list,
@@ -51,10 +53,12 @@ func (a *Agent) SetProvider(ctx context.Context, req *acp.SetProviderRequest) (*
 	if !a.offersProviders() {
 		return nil, a.noProviders()
 	}
+	before := a.offeredModels()
 	if err := a.o.Routes.Set(ctx, req.ProviderID, route.Route{APIType: req.APIType, BaseURL: req.BaseURL, Headers: req.Headers}); err != nil {
 		return nil, acp.InvalidParams("invalid params: %v", err)
 	}
 	a.log.Info("provider set by the client", "provider", req.ProviderID, "baseUrl", req.BaseURL, "headers", req.Headers)
+	a.refreshPickers(ctx, before)
 	return &acp.EmptyResponse{}, nil
 }
 
@@ -63,9 +67,39 @@ func (a *Agent) DisableProvider(ctx context.Context, req *acp.DisableProviderReq
 	if !a.offersProviders() {
 		return nil, a.noProviders()
 	}
+	before := a.offeredModels()
 	if err := a.o.Routes.Disable(req.ProviderID); err != nil {
 		return nil, acp.InvalidParams("invalid params: %v", err)
 	}
 	a.log.Info("provider disabled by the client", "provider", req.ProviderID)
+	a.refreshPickers(ctx, before)
 	return &acp.EmptyResponse{}, nil
+}
+
+// offeredModels are the ids the model picker offers now.
+func (a *Agent) offeredModels() []string {
+	var ids []string
+	for _, m := range a.models.Models() {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+// refreshPickers shows every live session the models a set brought (the
+// new endpoint's list), or a disable took away, when the offer changed: a controls event with the
+// session's values and the new choices, which the editor gets as
+// config_option_update, so the model is picked the usual way.
+func (a *Agent) refreshPickers(ctx context.Context, before []string) {
+	if slices.Equal(before, a.offeredModels()) {
+		return
+	}
+	a.mu.Lock()
+	live := make([]*conversation, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		live = append(live, s)
+	}
+	a.mu.Unlock()
+	for _, s := range live {
+		s.emit(ctx, session.New(s.ctl.of(s.ctl.read())))
+	}
 }

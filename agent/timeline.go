@@ -22,12 +22,14 @@ import (
 // order is the wire order. Lock order, the only nesting in a session:
 //
 //	outputCoalescer.sendMu -> emitMu -> conversation.mu -> the registry's lock
+//	meter.costMu -> emitMu
 //
 // A coalescer sends (emits) holding its sendMu, so output never follows
 // its call's result. Under emitMu, apply takes the conversation's mu to
 // apply the event, then sets the scope's tools mode, and the translator
 // reads the registry (both take the registry's lock). Nothing takes emitMu
-// while holding mu, and nothing emits while holding any other lock: the
+// while holding mu, and nothing emits while holding any other lock but the
+// meter's costMu (a running cost is read and logged as one step): the
 // parts' own locks (announcer, meter, Files, userPolicy, mcpclient.Servers,
 // callRecorder, a coalescer's mu) are each taken alone and released before
 // an emit, and the parts' readers of the folded state, and the turn's
@@ -44,7 +46,7 @@ type timeline struct {
 
 	emitMu     sync.Mutex
 	log        *session.Log
-	tr         *mapping.Translator
+	tr         translator
 	saveFailed bool // the log could not be written; the user was told (record)
 }
 
@@ -146,11 +148,12 @@ func (t *timeline) tellSkipped(ctx context.Context, send bool) {
 }
 
 // foldLog applies every stored event of a session being opened, through
-// the same fold as live events; with send, the editor gets the updates.
-func (t *timeline) foldLog(ctx context.Context, send bool) error {
+// the same fold as live events; the editor gets the updates of the events
+// from sequence number from on (none for 0).
+func (t *timeline) foldLog(ctx context.Context, from int64) error {
 	t.emitMu.Lock()
 	defer t.emitMu.Unlock()
-	return t.sendLog(ctx, t.fold, send)
+	return t.sendLog(ctx, t.fold, from)
 }
 
 // sendLog is the stored log's one loop, for a load and a replay alike:
@@ -158,7 +161,12 @@ func (t *timeline) foldLog(ctx context.Context, send bool) error {
 // send its updates go to the editor, except those a replay leaves out
 // (hiddenOnReplay). An update the editor does not take fails the load,
 // where the live path (record) only logs it. Called with emitMu held.
-func (t *timeline) sendLog(ctx context.Context, step func(session.Event) []acp.Update, send bool) error {
+//
+// Only the events from sequence number from on are sent (none for 0): a
+// v2 resume replays from a cursor, and the translator still sees every
+// event, so what it sends is what a whole replay would send of them.
+func (t *timeline) sendLog(ctx context.Context, step func(session.Event) []acp.Update, from int64) error {
+	send := from > 0
 	evs := t.log.Events()
 	void := hiddenOnReplay(evs, t.tools)
 	for i, ev := range evs {
@@ -170,7 +178,7 @@ func (t *timeline) sendLog(ctx context.Context, step func(session.Event) []acp.U
 			return err
 		}
 		updates := step(session.WithBlocks(ev)) // a prompt is decoded here, once for the fold and the translator
-		if !send || void[i] {
+		if !send || void[i] || ev.Seq < from {
 			continue
 		}
 		for _, u := range updates {

@@ -20,23 +20,27 @@ func anyCommands(line string) []string {
 	return out
 }
 
-// plainCommands cuts a command line into its commands when it is only
+// PlainCommands cuts a command line into its commands when it is only
 // plain commands joined by ;, &&, || and | (ok true): no substitution,
-// redirection (other than 2>&1), background job, subshell, backslash or
-// leading NAME=value, whose effects no prefix rule can vouch for.
-func plainCommands(line string) (cmds []string, ok bool) {
-	line = strings.ReplaceAll(line, "2>&1", "")
+// redirection (other than 2>&1), background job, subshell, brace group,
+// backslash or leading NAME=value, whose effects no prefix rule can vouch
+// for. It is the one shell lexer of the module: an allow rule covers a
+// line by its commands, and the bash tool remembers an "always" answer as
+// the program of a line that is one plain command, so both judge a line
+// the same way.
+func PlainCommands(line string) (cmds []string, ok bool) {
 	var cur strings.Builder
 	inSingle, inDouble := false, false
+	wordStart := true // the next rune starts a word (outside quotes)
 	cut := func() {
 		if c := collapse(cur.String()); c != "" {
 			cmds = append(cmds, c)
 		}
 		cur.Reset()
 	}
-	rs := []rune(line)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
+	for i := 0; i < len(line); i++ {
+		r := line[i] // the runes that matter are ASCII; others are copied byte by byte
+		blank := false
 		switch {
 		case inSingle:
 			inSingle = r != '\''
@@ -55,33 +59,67 @@ func plainCommands(line string) (cmds []string, ok bool) {
 			inDouble = true
 		case r == ';' || r == '\n' || r == '\r':
 			cut()
+			wordStart = true
 			continue
 		case r == '|':
-			if i+1 < len(rs) && rs[i+1] == '|' {
+			if i+1 < len(line) && line[i+1] == '|' {
 				i++
 			}
 			cut()
+			wordStart = true
 			continue
 		case r == '&':
-			if i+1 < len(rs) && rs[i+1] == '&' {
+			if i+1 < len(line) && line[i+1] == '&' {
 				i++
 				cut()
+				wordStart = true
 				continue
 			}
 			return nil, false
-		case strings.ContainsRune("<>()$`{}", r):
+		case wordStart && strings.HasPrefix(line[i:], "2>&1") && endsWord(line, i+len("2>&1")):
+			// Standard error joined to output: no file is written.
+			i += len("2>&1") - 1
+			wordStart = true
+			continue
+		case strings.IndexByte("<>()$`{}", r) >= 0:
 			return nil, false
+		case r == ' ' || r == '\t':
+			blank = true
 		}
-		cur.WriteRune(r)
+		cur.WriteByte(r)
+		wordStart = blank && !inSingle && !inDouble
 	}
 	if inSingle || inDouble {
 		return nil, false
 	}
 	cut()
 	for _, c := range cmds {
-		if name, _, has := strings.Cut(strings.Fields(c)[0], "="); has && name != "" {
+		if isAssignment(strings.Fields(c)[0]) {
 			return nil, false
 		}
 	}
 	return cmds, len(cmds) > 0
+}
+
+// endsWord reports whether a word of line ends at i: the line ends or a
+// blank or command separator follows.
+func endsWord(line string, i int) bool {
+	return i == len(line) || strings.IndexByte(" \t;&|\n\r", line[i]) >= 0
+}
+
+// isAssignment reports whether a command's first word is NAME=value, which
+// the shell takes as a variable for the command (PATH=..., LD_PRELOAD=...)
+// rather than its program: NAME a shell identifier, unquoted.
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -95,7 +95,7 @@ func (s Set) Decide(t Target) (r Rule, ok bool) {
 // rule: allowing `go test` never allows `go test && rm -rf ~`.
 func (s Set) allowed(t Target) (Rule, bool) {
 	if t.Tool == "bash" && t.Command != "" {
-		cmds, ok := plainCommands(t.Command)
+		cmds, ok := PlainCommands(t.Command)
 		if !ok {
 			// A substitution, redirection or background job: an allow
 			// rule that names the whole tool still covers it.

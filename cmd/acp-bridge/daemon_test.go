@@ -24,9 +24,13 @@ echo started
 sleep 300`
 
 // TestDaemonEndsWithTheBridge: through the binary, the daemon a command
-// started is gone within 2 s of session/cancel, session/close, stdin EOF and
+// started is gone after session/cancel, session/close, stdin EOF and
 // SIGKILL of the bridge. Before the subreaper and the group marker it
-// survived all four.
+// survived all four. How soon is logged, not asserted: on a quiet machine
+// about a second (the cancel grace, bash.go, then SIGKILL), but a machine
+// with its cores busy delays every step, and a test must not fail for that
+// (it did, at 2 s, with a load of 28). The bound only tells "never" from
+// "late".
 func TestDaemonEndsWithTheBridge(t *testing.T) {
 	args, _ := json.Marshal(map[string]string{"command": daemonCommand})
 	response := `{"parts":[{"text":"Starting it."},{"tool_call":{"id":"d1","name":"bash","arguments":` + string(args) + `}}]}`
@@ -60,8 +64,8 @@ func TestDaemonEndsWithTheBridge(t *testing.T) {
 			at := time.Now()
 			tt.end(b, sid)
 			for running(pid) {
-				if time.Since(at) > 2*time.Second {
-					t.Fatalf("daemon %d still runs 2 s after %s", pid, tt.name)
+				if time.Since(at) > never {
+					t.Fatalf("daemon %d still runs %v after %s", pid, never, tt.name)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -73,7 +77,7 @@ func TestDaemonEndsWithTheBridge(t *testing.T) {
 				if _, ok := readProc(pid); !ok {
 					break
 				}
-				if time.Since(at) > 4*time.Second {
+				if time.Since(at) > never {
 					p, _ := readProc(pid)
 					t.Fatalf("daemon %d was never reaped: %+v (the bridge is %d)", pid, p, b.cmd.Process.Pid)
 				}
@@ -82,6 +86,10 @@ func TestDaemonEndsWithTheBridge(t *testing.T) {
 		})
 	}
 }
+
+// never is how long a test waits for what must happen soon before it
+// says it never does.
+const never = 30 * time.Second
 
 // awaitPidFile waits for a command to write its pid file.
 func awaitPidFile(t *testing.T, path string) int {

@@ -321,9 +321,7 @@ func TestBinaryMultiStepToolUse(t *testing.T) {
 	srv := httptest.NewServer(m)
 	defer srv.Close()
 
-	c := startE2E(t, []string{"MOCK_KEY=sk-e2e"},
-		"--base-url", srv.URL+"/v1", "--model", "mock-1", "--api-key-env", "MOCK_KEY",
-		"--context-window", "32000", "--retries", "2", "--log-level", "debug")
+	c := startE2E(t, mockEnv, mockArgs(srv, "--context-window", "32000", "--retries", "2", "--log-level", "debug")...)
 	sess := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
 	sid := sess["sessionId"].(string)
 	opts, _ := sess["configOptions"].([]any)

@@ -78,8 +78,7 @@ func TestEditCorpus(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	cl := startE2E(t, []string{"MOCK_KEY=sk-e2e"},
-		"--base-url", srv.URL+"/v1", "--model", "mock-1", "--api-key-env", "MOCK_KEY", "--context-window", "1000000")
+	cl := startE2E(t, mockEnv, mockArgs(srv, "--context-window", "1000000")...)
 	sid := cl.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"].(string)
 
 	var tally matchtest.Tally

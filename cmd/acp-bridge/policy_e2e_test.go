@@ -56,7 +56,7 @@ func policyBridge(t *testing.T, m *oaiMock, home, config string, args ...string)
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
 	return startE2E(t, []string{"MOCK_KEY=sk-e2e", "HOME=" + home, "XDG_CONFIG_HOME=" + home},
-		append([]string{"--base-url", srv.URL + "/v1", "--model", "mock-1", "--api-key-env", "MOCK_KEY", "--retries", "0"}, args...)...)
+		mockArgs(srv, append([]string{"--retries", "0"}, args...)...)...)
 }
 
 func (c *rpcClient) prompt(sid, text string) string {

@@ -107,12 +107,11 @@ func TestBinaryClientProvider(t *testing.T) {
 	if caps := init["agentCapabilities"].(map[string]any); caps["providers"] == nil {
 		t.Fatalf("providers not advertised: %v", caps)
 	}
-	list := func(c *rpcClient) any { return c.call("providers/list", map[string]any{})["providers"] }
 	wantList := func(url string) any {
 		return []any{map[string]any{"providerId": "endpoint", "supported": []any{"openai"}, "required": true,
 			"current": map[string]any{"apiType": "openai", "baseUrl": url}}}
 	}
-	if d := cmp.Diff(wantList(srvA.URL+"/v1"), list(c)); d != "" {
+	if d := cmp.Diff(wantList(srvA.URL+"/v1"), any(list(c))); d != "" {
 		t.Errorf("providers/list as configured (-want +got):\n%s", d)
 	}
 
@@ -130,26 +129,41 @@ func TestBinaryClientProvider(t *testing.T) {
 	if _, e := c.request("providers/disable", map[string]any{"providerId": "endpoint"}); e == nil || e.Code != -32602 || !strings.Contains(e.Message, "required") {
 		t.Errorf("disabling the required provider: %+v", e)
 	}
-	if d := cmp.Diff(wantList(srvA.URL+"/v1"), list(c)); d != "" {
+	if d := cmp.Diff(wantList(srvA.URL+"/v1"), any(list(c))); d != "" {
 		t.Errorf("refused calls changed the providers (-want +got):\n%s", d)
 	}
 
+	// A session open before the set sees the new endpoint's models join its
+	// picker (config_option_update); one made after has them at once.
+	early := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"]
 	c.call("providers/set", map[string]any{"providerId": "endpoint", "apiType": "openai", "baseUrl": srvB.URL + "/v1", "headers": headers})
-	if d := cmp.Diff(wantList(srvB.URL+"/v1"), list(c)); d != "" {
+	if d := cmp.Diff(wantList(srvB.URL+"/v1"), any(list(c))); d != "" {
 		t.Errorf("providers/list after the set (-want +got):\n%s", d)
 	}
 	sess := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
 	sid := sess["sessionId"]
-	var offered []string
-	for _, o := range sess["configOptions"].([]any) {
-		if o := o.(map[string]any); o["id"] == "model" {
-			for _, v := range o["options"].([]any) {
-				offered = append(offered, v.(map[string]any)["value"].(string))
+	modelValues := func(opts []any) (out []string) {
+		for _, o := range opts {
+			if o := o.(map[string]any); o["id"] == "model" {
+				for _, v := range o["options"].([]any) {
+					out = append(out, v.(map[string]any)["value"].(string))
+				}
 			}
 		}
+		return out
 	}
-	if d := cmp.Diff([]string{"endpoint/mock-1", "endpoint/mock-b"}, offered); d != "" {
-		t.Errorf("the picker (-want +got):\n%s", d)
+	both := []string{"endpoint/mock-1", "endpoint/mock-b"}
+	if d := cmp.Diff(both, modelValues(sess["configOptions"].([]any))); d != "" {
+		t.Errorf("the picker of a new session (-want +got):\n%s", d)
+	}
+	var earlyPicker []string
+	for _, n := range c.notes {
+		if u := n["update"].(map[string]any); n["sessionId"] == early && u["sessionUpdate"] == "config_option_update" {
+			earlyPicker = modelValues(u["configOptions"].([]any))
+		}
+	}
+	if d := cmp.Diff(both, earlyPicker); d != "" {
+		t.Errorf("the picker of the session open before the set (-want +got):\n%s", d)
 	}
 	prompt := func(text string) {
 		t.Helper()
@@ -175,7 +189,7 @@ func TestBinaryClientProvider(t *testing.T) {
 	// A new process: the editor's route is gone with the old one.
 	c2, stderr2 := start()
 	c2.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
-	if d := cmp.Diff(wantList(srvA.URL+"/v1"), list(c2)); d != "" {
+	if d := cmp.Diff(wantList(srvA.URL+"/v1"), any(list(c2))); d != "" {
 		t.Errorf("providers/list after a restart (-want +got):\n%s", d)
 	}
 	c2.call("session/load", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}})
@@ -219,4 +233,38 @@ func TestBinaryClientProvider(t *testing.T) {
 	if files == 0 {
 		t.Errorf("no file in the state directory: the session was not saved, so the check saw nothing")
 	}
+}
+
+// TestBinaryProviderWithoutEnvironment: a bridge started with no settings
+// and no key at all (DeepSeek by default) is configured by the editor
+// alone: providers/set gives the endpoint and the key, the endpoint's
+// model joins the picker, and a turn on it is answered there.
+func TestBinaryProviderWithoutEnvironment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	editors := &routeEndpoint{name: "the editor's endpoint", models: []string{"llama3"}}
+	srv := httptest.NewServer(editors)
+	defer srv.Close()
+	c := startE2E(t, nil, "--state-dir", "")
+	if got := list(c); len(got) != 1 || got[0].(map[string]any)["providerId"] != "deepseek" {
+		t.Fatalf("providers/list with no settings: %v", got)
+	}
+	c.call("providers/set", map[string]any{"providerId": "deepseek", "apiType": "openai", "baseUrl": srv.URL + "/v1",
+		"headers": map[string]any{"Authorization": "Bearer sk-from-the-editor"}})
+	sid := c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})["sessionId"]
+	c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "model", "value": "deepseek/llama3"})
+	res := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("stopReason %v; thread:\n%s", res["stopReason"], c.agentText())
+	}
+	if d := cmp.Diff([]string{"llama3|Bearer sk-from-the-editor"}, editors.requests()); d != "" {
+		t.Errorf("the editor's endpoint saw (-want +got):\n%s", d)
+	}
+}
+
+func list(c *rpcClient) []any {
+	c.t.Helper()
+	l, _ := c.call("providers/list", map[string]any{})["providers"].([]any)
+	return l
 }

@@ -64,8 +64,9 @@ type searchCase struct {
 	rg   []string // rg arguments, before the root
 }
 
-// rgSame makes rg search as grep does: hidden files too, .gitignore
-// respected also outside a git repository, line numbers, no colour.
+// rgGrep returns the rg arguments that search as grep does: hidden files
+// too, .gitignore respected also outside a git repository, line numbers,
+// no colour.
 func rgGrep(pattern string, more ...string) []string {
 	return append([]string{"--hidden", "--no-require-git", "-n", "--no-heading", "--color", "never"}, append(more, "-e", pattern)...)
 }

@@ -82,19 +82,26 @@ func main() {
 	if err != nil {
 		return nil, err
 	}
-	thisMod := strings.Replace(string(mod), "module github.com/acp-bridge/acp-bridge", "module deps", 1)
+	// A module of this module's requirements, at its versions, under
+	// another name: what the programs import resolves as it does here and
+	// this module's go.sum covers it; the rest costs nothing.
+	thisMod := func(name string) string {
+		return strings.Replace(string(mod), "module github.com/acp-bridge/acp-bridge", "module "+name, 1)
+	}
 	for _, p := range []struct{ name, src, mod string }{
-		{"minimal", src, "module minimal\n\ngo 1.26\n"},
-		{"floor", floorSrc, floorGoMod},
-		{"deps", depsSrc, thisMod},
+		{"minimal", src, "module minimal\n\n" + goDirective(mod) + "\n"},
+		{"floor", floorSrc, thisMod("floor")},
+		{"deps", depsSrc, thisMod("deps")},
 	} {
 		pdir := filepath.Join(dir, p.name)
 		if err := os.MkdirAll(pdir, 0o755); err != nil {
 			return nil, err
 		}
-		os.WriteFile(filepath.Join(pdir, "main.go"), []byte(p.src), 0o644)
-		os.WriteFile(filepath.Join(pdir, "go.mod"), []byte(p.mod), 0o644)
-		os.WriteFile(filepath.Join(pdir, "go.sum"), sum, 0o644)
+		for file, data := range map[string][]byte{"main.go": []byte(p.src), "go.mod": []byte(p.mod), "go.sum": sum} {
+			if err := os.WriteFile(filepath.Join(pdir, file), data, 0o644); err != nil {
+				return nil, err
+			}
+		}
 		if err := goBuild(pdir, bins[p.name], ".", true); err != nil {
 			return nil, fmt.Errorf("%s: %v", p.name, err)
 		}
@@ -165,19 +172,15 @@ func keptBins(dir string) (map[string]string, error) {
 	return bins, nil
 }
 
-// floorGoMod is the floor program's module: the validator at this
-// module's version, and what selecting it needs at this module's versions
-// (so this module's go.sum covers it).
-const floorGoMod = `module floor
-
-go 1.26
-
-require (
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	github.com/dlclark/regexp2 v1.11.4
-	golang.org/x/text v0.14.0
-)
-`
+// goDirective is the go line of a go.mod.
+func goDirective(gomod []byte) string {
+	for l := range strings.Lines(string(gomod)) {
+		if strings.HasPrefix(l, "go ") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return "go 1.26"
+}
 
 // startupDir holds the startup benchmarks' binaries; TestMain removes it.
 var startupDir string

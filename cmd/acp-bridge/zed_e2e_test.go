@@ -310,7 +310,7 @@ func TestBinaryRightInZed(t *testing.T) {
 	srv := httptest.NewServer(m)
 	defer srv.Close()
 
-	c, init := startZed(t, []string{"MOCK_KEY=sk-e2e"}, "--base-url", srv.URL+"/v1", "--model", "mock-1", "--api-key-env", "MOCK_KEY")
+	c, init := startZed(t, mockEnv, mockArgs(srv)...)
 	c.format = zedFormat
 	caps := init["agentCapabilities"].(map[string]any)
 	if sc, _ := caps["sessionCapabilities"].(map[string]any); sc["additionalDirectories"] == nil {

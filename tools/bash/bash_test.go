@@ -403,6 +403,13 @@ func TestPermission(t *testing.T) {
 		{`echo 'unterminated`, `bash:echo 'unterminated`, "exactly `echo 'unterminated`"},
 		{`echo a\;b`, `bash:echo a\;b`, "exactly `echo a\\;b`"},
 		{"ls *.go", "bash:ls", "`ls` commands"},
+		// The lines where this lexer and the rules' disagreed: one lexer
+		// (rules.PlainCommands) now judges both.
+		{"go test 2>&1", "bash:go test", "`go test` commands"},
+		{"echo {a,b}", "bash:echo {a,b}", "exactly `echo {a,b}`"},
+		{"1A=1 make", "bash:1A=1 make", "`1A=1 make` commands"}, // no assignment: the shell runs 1A=1
+		{"_A1=x make", "bash:_A1=x make", "exactly `_A1=x make`"},
+		{"go test 2>&1 | tee log", "bash:go test 2>&1 | tee log", "exactly `go test 2>&1 | tee log`"},
 		{"/opt/some/very/long/toolchain/path/bin/compiler build", "bash:/opt/some/very/long/toolchain/path/bin/compiler build", "commands of this program"},
 		{"for f in *.go; do gofmt -l \"$f\"; done && echo all formatted", "bash:for f in *.go; do gofmt -l \"$f\"; done && echo all formatted", "this exact command"},
 	}

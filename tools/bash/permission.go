@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/rules"
 )
 
 // permission asks about every command. What an "always" answer remembers
@@ -61,17 +62,19 @@ func exactSubject(cmd string) string {
 	return "this exact command"
 }
 
-// commandPrefix returns "program subcommand" (or "program") of a simple
-// command, and false when the command line is not simple.
+// commandPrefix returns "program subcommand" (or "program") of a line that
+// is one plain command as rules.PlainCommands lexes it (the lexer allow
+// rules judge lines with, so the rule an answer remembers covers the
+// lines it was given for), and false for any other line.
 func commandPrefix(cmd string) (string, bool) {
-	if cmd == "" || !simple(cmd) {
+	cmds, ok := rules.PlainCommands(cmd)
+	if !ok || len(cmds) != 1 {
 		return "", false
 	}
-	words := strings.Fields(cmd)
-	// A leading NAME=value changes what the program does (PATH=..., LD_PRELOAD=...),
-	// and a quoted or escaped program name hides what runs: such a line is
+	words := strings.Fields(cmds[0])
+	// A quoted or escaped program name hides what runs: such a line is
 	// remembered exactly.
-	if len(words) == 0 || isAssignment(words[0]) || strings.ContainsAny(words[0], `'"\`) {
+	if strings.ContainsAny(words[0], `'"\`) {
 		return "", false
 	}
 	prefix := words[0]
@@ -79,42 +82,6 @@ func commandPrefix(cmd string) (string, bool) {
 		prefix += " " + words[1]
 	}
 	return prefix, true
-}
-
-// simple reports whether the shell will run cmd as one command: no
-// separator, pipe, background, subshell, substitution, expansion of a
-// variable or redirection outside single quotes. Inside double quotes $ and
-// ` still expand, so they count there too; a backslash anywhere is refused
-// rather than reasoned about.
-func simple(cmd string) bool {
-	inSingle, inDouble := false, false
-	for _, r := range cmd {
-		switch {
-		case inSingle:
-			inSingle = r != '\''
-		case r == '\\':
-			return false
-		case inDouble:
-			switch r {
-			case '"':
-				inDouble = false
-			case '$', '`':
-				return false
-			}
-		case r == '\'':
-			inSingle = true
-		case r == '"':
-			inDouble = true
-		case strings.ContainsRune(";&|<>()$`\n\r", r):
-			return false
-		}
-	}
-	return !inSingle && !inDouble
-}
-
-func isAssignment(w string) bool {
-	name, _, ok := strings.Cut(w, "=")
-	return ok && name != "" && !strings.ContainsAny(name, "/.-")
 }
 
 // isSubcommand: a plain word like "test" or "run-script", not a flag or a path.

@@ -7,7 +7,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	iofs "io/fs"
 	"os"
-	"strings"
+	"slices"
+	"sync"
 
 	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -72,7 +73,7 @@ func previewEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut,
 		return out, err
 	}
 	out.Matched = note
-	updated := apply(content, edits)
+	updated := match.Apply(content, edits)
 	out.Replaced = len(edits)
 	out.Line = firstChangedLine(&content, updated)
 	out.Diffs = diffs.FromEdits(path, content, edits)
@@ -116,7 +117,7 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 		return out, err
 	}
 	out.Matched = note
-	updated := apply(content, edits)
+	updated := match.Apply(content, edits)
 	saved, err := writeText(ctx, c, path, updated)
 	if err != nil {
 		return out, err
@@ -135,7 +136,15 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 // (tools/fs/match) and returns the replacements, shaped so the file keeps
 // its line endings and its final-newline state, and how old was matched.
 func findEdits(path, content, old, new string, all bool) ([]diffs.Edit, string, error) {
-	r, err := match.Find(path, content, old, new, all)
+	k := matchKey{path, content, old, new, all}
+	a, ok := matches.take(k)
+	r, err := a.r, a.err
+	if !ok {
+		r, err = findMatch(path, content, old, new, all)
+		if err != nil || r.Tolerant() {
+			matches.put(k, r, err)
+		}
+	}
 	if err != nil {
 		var ref *match.Refusal
 		if errors.As(err, &ref) {
@@ -146,16 +155,57 @@ func findEdits(path, content, old, new string, all bool) ([]diffs.Edit, string, 
 	return r.Edits, r.Note(), nil
 }
 
-// apply performs edits (ascending, non-overlapping) on content.
-func apply(content string, edits []diffs.Edit) string {
-	var b strings.Builder
-	b.Grow(len(content))
-	prev := 0
-	for _, e := range edits {
-		b.WriteString(content[prev:e.Start])
-		b.WriteString(e.New)
-		prev = e.End
+// findMatch is match.Find; a test counts the cascades walked through it.
+var findMatch = match.Find
+
+// matches keeps the matcher's last answers that walked more of the cascade
+// than its exact step, for the run that follows a preview of the same edit
+// (the agent previews an edit for its card and permission request, then
+// runs it): the run finds the answer instead of walking the cascade again.
+// An answer is reused only for the same path, arguments and file content,
+// where the matcher, a pure function of them, would give it again, and
+// once: the run takes it. An exact match is not kept: finding it costs
+// about what comparing the content with the kept one would.
+var matches matchMemo
+
+type matchKey struct {
+	path, content, old, new string
+	all                     bool
+}
+
+type matchAnswer struct {
+	key matchKey
+	r   match.Result
+	err error
+}
+
+// matchMemo holds the last few answers: previews of calls that never run
+// (a user who refused them) are pushed out by later ones.
+type matchMemo struct {
+	mu      sync.Mutex
+	answers []matchAnswer // oldest first
+}
+
+const keptMatches = 4
+
+func (m *matchMemo) put(k matchKey, r match.Result, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.answers) == keptMatches {
+		m.answers = slices.Delete(m.answers, 0, 1)
 	}
-	b.WriteString(content[prev:])
-	return b.String()
+	m.answers = append(m.answers, matchAnswer{k, r, err})
+}
+
+func (m *matchMemo) take(k matchKey) (matchAnswer, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, a := range m.answers {
+		if a.key == k {
+			m.answers = slices.Delete(m.answers, i, i+1)
+			a.r.Edits = slices.Clone(a.r.Edits)
+			return a, true
+		}
+	}
+	return matchAnswer{}, false
 }

@@ -5,22 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/tools/fs/match"
 	"github.com/acp-bridge/acp-bridge/tools/fs/match/matchtest"
 )
-
-// apply performs ascending, non-overlapping edits.
-func apply(content string, edits []diffs.Edit) string {
-	var b strings.Builder
-	prev := 0
-	for _, e := range edits {
-		b.WriteString(content[prev:e.Start])
-		b.WriteString(e.New)
-		prev = e.End
-	}
-	return b.String() + content[prev:]
-}
 
 // TestCorpus runs every corpus case through the matcher alone. The same
 // cases go through the real binary in cmd/acp-bridge (TestEditCorpus).
@@ -41,7 +28,7 @@ func TestCorpus(t *testing.T) {
 			var ref *match.Refusal
 			switch {
 			case err == nil:
-				got := apply(c.File, r.Edits)
+				got := match.Apply(c.File, r.Edits)
 				tally.Add(c, true, got, "", "")
 				if c.Land && got == c.Want && !strings.Contains(r.Note(), c.Note) {
 					t.Errorf("note %q, want it to say %q", r.Note(), c.Note)

@@ -50,7 +50,7 @@ func FuzzFind(f *testing.F) {
 			}
 			prev = e.End
 		}
-		got := applyEdits(content, r)
+		got := Apply(content, r.Edits)
 		first, last := r.Edits[0], r.Edits[len(r.Edits)-1]
 		if !strings.HasPrefix(got, content[:first.Start]) || !strings.HasSuffix(got, content[last.End:]) {
 			t.Fatalf("text outside the regions changed:\ncontent %q\ngot     %q", content, got)
@@ -104,15 +104,4 @@ func FuzzFind(f *testing.F) {
 			}
 		}
 	})
-}
-
-func applyEdits(content string, r Result) string {
-	var b strings.Builder
-	prev := 0
-	for _, e := range r.Edits {
-		b.WriteString(content[prev:e.Start])
-		b.WriteString(e.New)
-		prev = e.End
-	}
-	return b.String() + content[prev:]
 }

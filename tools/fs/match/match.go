@@ -139,6 +139,22 @@ func Find(path, content, old, new string, all bool) (Result, error) {
 	return r, err
 }
 
+// Apply performs edits as Find returns them (ascending, not overlapping)
+// on content: the file as the edit leaves it. The edit tool and every test
+// of the matcher apply a match this one way.
+func Apply(content string, edits []diffs.Edit) string {
+	var b strings.Builder
+	b.Grow(len(content))
+	prev := 0
+	for _, e := range edits {
+		b.WriteString(content[prev:e.Start])
+		b.WriteString(e.New)
+		prev = e.End
+	}
+	b.WriteString(content[prev:])
+	return b.String()
+}
+
 // keepFinalNewline puts back whether the file ends with a line break:
 // only an edit that reaches the end of the file can change it.
 func keepFinalNewline(content string, edits []diffs.Edit) {

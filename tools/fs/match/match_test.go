@@ -117,7 +117,7 @@ func TestTolerances(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(tt.want, apply(tt.file, r.Edits)); diff != "" {
+				if diff := cmp.Diff(tt.want, match.Apply(tt.file, r.Edits)); diff != "" {
 					t.Errorf("file (-want +got):\n%s", diff)
 				}
 				if r.Tolerance != tt.tol || r.Repair != tt.rep {

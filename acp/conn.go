@@ -39,6 +39,11 @@ type Conn struct {
 	stream   *lineStream
 	wg       sync.WaitGroup
 	ordered  queue // the read loop's alone (order.go)
+
+	// The dialect (v2conn.go): negotiated is the read loop's alone; v2 is
+	// read by the outbound side too.
+	negotiated bool
+	v2         atomic.Bool
 }
 
 // NewConn starts serving the agent built by newAgent over r and w. closer, if
@@ -107,7 +112,12 @@ func (h handler) Handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Re
 }
 
 func (c *Conn) handle(ctx context.Context, rc *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	m, known := methods[req.Method]
+	table, rerr := c.route(req)
+	if rerr != nil {
+		c.replyErr(ctx, rc, req.ID, rerr)
+		return
+	}
+	m, known := table[req.Method]
 	if req.Notif {
 		switch {
 		case req.Method == MethodCancelRequest:
@@ -181,6 +191,9 @@ func (c *Conn) call(ctx context.Context, m method, req *jsonrpc2.Request) (resul
 	var raw json.RawMessage
 	if req.Params != nil {
 		raw = *req.Params
+	}
+	if m.handleConn != nil {
+		return m.handleConn(c, ctx, raw)
 	}
 	return m.handle(ctx, c.agent, raw)
 }

@@ -13,6 +13,9 @@ type method struct {
 	notification bool
 	ordered      bool // admitted in arrival order (order.go)
 	handle       func(ctx context.Context, a Agent, params json.RawMessage) (any, error)
+	// handleConn, when set, serves the method instead of handle: for a
+	// method that needs the connection itself (v2's prompt, v2conn.go).
+	handleConn func(c *Conn, ctx context.Context, params json.RawMessage) (any, error)
 }
 
 // methods maps each ACP method the agent serves to its decoder and handler.

@@ -336,6 +336,9 @@ type ResumeSessionRequest struct {
 	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
 	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
 	Meta                  Meta          `json:"_meta,omitempty"`
+	// ReplayFrom (v2 only, see ParseReplayFrom) is the log position the
+	// resume replays from, that event included; nil replays nothing.
+	ReplayFrom *int64 `json:"-"`
 }
 
 type ResumeSessionResponse = LoadSessionResponse
@@ -441,6 +444,9 @@ type PromptRequest struct {
 	SessionID string         `json:"sessionId"`
 	Prompt    []ContentBlock `json:"prompt"`
 	Meta      Meta           `json:"_meta,omitempty"`
+	// MessageID is the id a v2 connection gives the user message the
+	// prompt becomes (its session/prompt answers with it at once); "" on v1.
+	MessageID string `json:"-"`
 }
 
 type StopReason string

@@ -89,6 +89,10 @@ type Options struct {
 	// UserInstructionsDir holds the user-wide AGENTS.md; "" is
 	// $XDG_CONFIG_HOME/acp-bridge (~/.config/acp-bridge), "-" none.
 	UserInstructionsDir string
+	// UserProfilesDir holds the user's subagent profiles; "" is the agents
+	// directory beside the user-wide AGENTS.md, "-" none. A project's are
+	// in its ProjectProfilesDir.
+	UserProfilesDir string
 	// MaxInstructionBytes caps each AGENTS.md in the prompt (default 32 KiB).
 	MaxInstructionBytes int
 	// CompactThreshold is the share of the model's context window a request
@@ -122,6 +126,7 @@ type Agent struct {
 	mu       sync.Mutex
 	caps     acp.ClientCapabilities
 	info     *acp.Implementation // the client's clientInfo, nil when it sent none
+	v2       bool                // the connection speaks ACP v2 (dialect.go)
 	sessions map[string]*conversation
 	moved    map[string]bool // sessions handed over to another process (handover.go)
 	shutdown bool            // no sessions after Shutdown: their servers would outlive it
@@ -173,6 +178,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 	}
 	a.mu.Lock()
 	a.caps, a.info = req.ClientCapabilities, req.ClientInfo
+	a.v2 = req.ProtocolVersion == acp.ProtocolVersion2
 	a.mu.Unlock()
 	client := "unnamed" // a name and version, never a Go value
 	if ci := req.ClientInfo; ci != nil {
@@ -310,7 +316,7 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	if err != nil {
 		return nil, err
 	}
-	stop, usage, err := s.prompt(ctx, req.Prompt)
+	stop, usage, err := s.prompt(ctx, req.Prompt, req.MessageID)
 	if err != nil {
 		return nil, err
 	}

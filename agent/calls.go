@@ -24,8 +24,10 @@ import (
 // The drivers only adapt their hook shapes to these two steps: a model's
 // calls run through pipeline.ExecuteBatch (Hooks.Logged, Hooks.Done; see
 // runTools), a Code Mode program's sub-calls through the run's bridge
-// (codemode.Host Start and Finish; see codeHost). So a sub-call's output
-// is coalesced exactly like a native call's.
+// (codemode.Host Start and Finish; see codeHost), a subagent's calls
+// through its own ExecuteBatch (subagent.Spec Start and Finish; see
+// subagents.Launch). So a sub-call's output is coalesced exactly like a
+// native call's.
 //
 // Ids: one scheme for every call (registry/callid.go), and the recorder
 // gives the top-level ones (ids): a model's call gets the endpoint's id,
@@ -78,7 +80,7 @@ func (r *callRecorder) ids(wants ...string) []string {
 // and a permission request after it, show what will be applied.
 func (r *callRecorder) start(ctx context.Context, c *registry.Call) {
 	preview := c.Decoded().Preview(ctx, c)
-	r.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent, Preview: preview, Input: c.Decoded()}))
+	r.emit(ctx, session.New(session.ToolCall{CallID: c.ID, Name: c.Name, Args: c.Args, Parent: c.Parent, Agent: c.Agent, Preview: preview, Input: c.Decoded()}))
 	id := c.ID
 	out := newOutputCoalescer(func(data string) {
 		r.emit(ctx, session.New(session.ToolOutput{CallID: id, Data: data}))

@@ -217,7 +217,7 @@ func TestCodeModeRejectedSubCall(t *testing.T) {
 	for _, ts := range reqs[0].Tools {
 		names = append(names, ts.Name)
 	}
-	if strings.Join(names, ",") != "run_code,write_file" { // Schemas are sorted by name
+	if strings.Join(names, ",") != "run_code,task,write_file" { // Schemas are sorted by name; task starts subagents
 		t.Errorf("both mode offered %v", names)
 	}
 	if strings.Contains(reqs[0].Messages[0].Content, codemode.CodeOnlyRule) || !strings.Contains(reqs[0].Messages[0].Content, "declare const tools") {

@@ -70,7 +70,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 		return nil, err
 	}
 	if live != nil {
-		if err := live.replay(ctx); err != nil {
+		if err := live.replay(ctx, 1); err != nil {
 			return nil, err
 		}
 		live.mcp.start(ctx, req.McpServers)
@@ -78,7 +78,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (*
 		modes, opts := live.ctl.Controls()
 		return &acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
-	s, err := a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
+	s, err := a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -102,27 +102,39 @@ func (a *Agent) liveAt(id, cwd string) (*conversation, error) {
 
 // ResumeSession makes a stored session live again without replaying it: the
 // editor already shows the conversation. Resuming a session that is already
-// live here is a no-op.
+// live here is a no-op. A v2 client may ask for a replay from a position
+// in the log (req.ReplayFrom: the log's events from that sequence number
+// on), and gets the session's current state after it (dialect.go), both
+// before the response.
 func (a *Agent) ResumeSession(ctx context.Context, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
 	sp, err := parseSystemPrompt(req.SystemPrompt)
 	if err != nil {
 		return nil, err
 	}
+	var from int64 // no replay
+	if req.ReplayFrom != nil {
+		from = max(*req.ReplayFrom, 1)
+	}
 	live, err := a.liveAt(req.SessionID, req.Cwd)
 	if err != nil {
 		return nil, err
 	}
+	s := live
 	if live != nil {
+		if from > 0 {
+			if err := live.replay(ctx, from); err != nil {
+				return nil, err
+			}
+		}
 		live.prompts.setClient(sp)
-		modes, opts := live.ctl.Controls()
-		return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
+	} else {
+		if s, err = a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, from); err != nil {
+			return nil, err
+		}
+		s.prompts.setClient(sp)
+		a.log.Info("session resumed", "session", s.id, "cwd", s.cwd, "events", s.log.Len(), "replayFrom", from)
 	}
-	s, err := a.restore(ctx, req.SessionID, req.Cwd, req.AdditionalDirectories, req.McpServers, false)
-	if err != nil {
-		return nil, err
-	}
-	s.prompts.setClient(sp)
-	a.log.Info("session resumed", "session", s.id, "cwd", s.cwd, "events", s.log.Len())
+	s.sendState(ctx)
 	modes, opts := s.ctl.Controls()
 	return &acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 }
@@ -148,9 +160,11 @@ func checkRoots(cwd string, dirs []string, servers []acp.McpServer) error {
 }
 
 // restore opens a stored session, folds its log into the session's state
-// (and, with replay, sends what the translator makes of it), seals a turn a
-// crash cut short, and registers the session as live.
-func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, servers []acp.McpServer, replay bool) (_ *conversation, err error) {
+// (and, with from > 0, sends what the translator makes of its events from
+// sequence number from on), seals a turn a crash cut short, and registers
+// the session as live.
+func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, servers []acp.McpServer, from int64) (_ *conversation, err error) {
+	replay := from > 0
 	if a.o.Store == nil {
 		return nil, acp.Errorf(acp.CodeMethodNotFound, "sessions are not saved (acp-bridge runs without a state directory), so none can be loaded")
 	}
@@ -194,7 +208,7 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	}
 
 	s := newSession(a, id, roots, caps, lg, true)
-	if err := s.foldLog(ctx, replay); err != nil {
+	if err := s.foldLog(ctx, from); err != nil {
 		return nil, err
 	}
 	s.tellSkipped(ctx, replay)
@@ -250,21 +264,22 @@ func (s *conversation) tellSkipped(ctx context.Context, send bool) {
 }
 
 // foldLog applies every stored event of a session being opened, through
-// the same fold as live events; with send, the editor gets the updates.
-func (s *conversation) foldLog(ctx context.Context, send bool) error {
+// the same fold as live events; the editor gets the updates of the events
+// from sequence number from on (none for 0).
+func (s *conversation) foldLog(ctx context.Context, from int64) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	return s.sendLog(ctx, s.fold, send)
+	return s.sendLog(ctx, s.fold, from)
 }
 
 // replay sends a live session's log again as session/load shows it,
 // through a fresh translator: the live one keeps its own state, and the
 // session's state does not change. Events wait meanwhile, so the replay
 // is a consistent prefix and nothing of it follows the response.
-func (s *conversation) replay(ctx context.Context) error {
+func (s *conversation) replay(ctx context.Context, from int64) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	return s.sendLog(ctx, mapping.New(s.scope, s.mappingOptions(true)).Translate, true)
+	return s.sendLog(ctx, s.newTranslator(true).Translate, from)
 }
 
 // sendLog is the stored log's one loop, for a load and a replay alike:
@@ -272,7 +287,12 @@ func (s *conversation) replay(ctx context.Context) error {
 // send its updates go to the editor, except those a replay leaves out
 // (hiddenOnReplay). An update the editor does not take fails the load,
 // where the live path (record) only logs it. Called with emitMu held.
-func (s *conversation) sendLog(ctx context.Context, step func(session.Event) []acp.Update, send bool) error {
+//
+// Only the events from sequence number from on are sent (none for 0): a
+// v2 resume replays from a cursor, and the translator still sees every
+// event, so what it sends is what a whole replay would send of them.
+func (s *conversation) sendLog(ctx context.Context, step func(session.Event) []acp.Update, from int64) error {
+	send := from > 0
 	evs := s.log.Events()
 	void := hiddenOnReplay(evs, s.scope)
 	for i, ev := range evs {
@@ -284,7 +304,7 @@ func (s *conversation) sendLog(ctx context.Context, step func(session.Event) []a
 			return err
 		}
 		updates := step(session.WithBlocks(ev)) // a prompt is decoded here, once for the fold and the translator
-		if !send || void[i] {
+		if !send || void[i] || ev.Seq < from {
 			continue
 		}
 		for _, u := range updates {

@@ -191,7 +191,7 @@ func TestLoadDecodesPromptsOnce(t *testing.T) {
 	}
 	var seen []session.Event
 	s.emitMu.Lock()
-	err := s.sendLog(t.Context(), func(ev session.Event) []acp.Update { seen = append(seen, ev); return nil }, false)
+	err := s.sendLog(t.Context(), func(ev session.Event) []acp.Update { seen = append(seen, ev); return nil }, 0)
 	s.emitMu.Unlock()
 	if err != nil {
 		t.Fatal(err)

@@ -86,3 +86,18 @@ func (p *prompts) system(ctx context.Context) string {
 	}
 	return ComposeSystemPrompt(fixed, env, client, p.modes()...)
 }
+
+// forSubagent is a subagent's system prompt: the session's fixed part and
+// the client's prompt as the session's own model has them (instructions,
+// AGENTS.md files, environment), then tail (the permission mode's line,
+// which governs its calls too, and its profile's instructions). Not the
+// Code Mode part: a subagent calls its tools directly.
+func (p *prompts) forSubagent(ctx context.Context, tail ...string) string {
+	fixed, _ := p.fixed(ctx)
+	sp, client := p.folded()
+	env := ""
+	if sp != nil {
+		env = sp.Env
+	}
+	return ComposeSystemPrompt(fixed, env, client, tail...)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/mcpclient"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
+	"github.com/acp-bridge/acp-bridge/profiles"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
@@ -29,6 +30,7 @@ type conversation struct {
 	cwd   string
 	roots []string
 	caps  acp.ClientCapabilities // snapshotted at creation, so cards and results agree
+	v2    bool                   // the client speaks ACP v2 (dialect.go)
 	// zeroLines: the client reads card lines 0-based (mapping.ZeroBasedLines
 	// of its clientInfo), snapshotted with caps.
 	zeroLines bool
@@ -43,6 +45,7 @@ type conversation struct {
 	meter     *meter        // usage and cost reporting (usage.go)
 	prompts   *prompts      // the system prompt (prompt.go)
 	calls     *callRecorder // every tool call's events and live output (calls.go)
+	subs      *subagents    // profiles, the task tool, launching subagents (subagent.go)
 	policy    *userPolicy   // the user's rules and hooks (policy.go)
 
 	// emitMu orders events: one append and its updates at a time, so the
@@ -51,18 +54,20 @@ type conversation struct {
 	// Lock order, the only nesting in a session:
 	//
 	//	outputCoalescer.sendMu -> emitMu -> mu -> the registry's lock
+	//	meter.costMu -> emitMu
 	//
 	// A coalescer sends (emits) holding its sendMu, so output never
 	// follows its call's result. Under emitMu, fold takes mu to apply the
 	// event, then sets the scope's tools mode and translates (both take
 	// the registry's lock). Nothing takes emitMu while holding mu, and
-	// nothing emits while holding any other lock: the parts' own locks
+	// nothing emits while holding any other lock but the meter's costMu
+	// (a running cost is read and logged as one step): the parts' own locks
 	// (announcer, room, meter, steering, Files, mcpclient.Servers, callRecorder,
 	// a coalescer's mu) are each taken alone and released before an emit,
 	// and the parts' readers of the folded state take mu alone.
 	emitMu     sync.Mutex
 	log        *session.Log
-	tr         *mapping.Translator
+	tr         translator
 	saveFailed bool // the log could not be written; the user was told (emit)
 
 	// mu guards st and the running turn; taken after emitMu, never before
@@ -86,11 +91,14 @@ type conversation struct {
 // newSession builds a session over lg; replay says whether its translator
 // starts by replaying a stored log to the editor (session/load).
 func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities, lg *session.Log, replay bool) *conversation {
-	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps,
+	a.mu.Lock()
+	v2 := a.v2
+	a.mu.Unlock()
+	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps, v2: v2,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.jobs = jobs.New(jobEvents{emit: s.emit})
-	s.perm = &permissions{id: id, client: a.client, log: a.log, emit: s.emit,
+	s.perm = &permissions{id: id, client: permissionClient(a.client, v2), log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -125,6 +133,10 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.st.ctx.size
+	}, context: func() (int, int) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.st.ctx.used, s.st.ctx.size
 	}}
 	s.calls = newCallRecorder(s.emit)
 	s.calls.taken = func(id string) bool {
@@ -163,7 +175,12 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	// The scope's own run_code and tools mode: its sub-calls go through
 	// the pipeline (policy installed) and the call recorder.
 	s.code = newCodeMode(s.scope, a.log.With("session", id), a.o.CodeMode, s.pipe, s.calls, s.st.ctl.tools)
-	s.tr = mapping.New(s.scope, s.mappingOptions(replay))
+	s.subs = &subagents{reg: a.o.Registry, scope: s.scope, dirs: a.profileDirs(s.cwd), log: a.log.With("session", id),
+		status: s.status, models: a.models.Models, pipe: s.pipe, calls: s.calls, prompts: s.prompts, ctl: s.ctl,
+		meter: s.meter, files: s.files, jobs: s.jobs, cwd: s.cwd, roots: roots, maxRequests: a.o.MaxTurnRequests}
+	builtins, _ := profiles.Load(nil) // no directories: no I/O, no error
+	s.subs.install(builtins)
+	s.tr = s.newTranslator(replay)
 	return s
 }
 
@@ -347,7 +364,8 @@ func (s *conversation) stopTurn(cause error) {
 
 // prompt runs one turn to its stop reason, and says what tokens it took
 // (nil when the endpoint reported none).
-func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (acp.StopReason, *acp.Usage, error) {
+// messageID is the id a v2 client knows the prompt's message by ("" on v1).
+func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock, messageID string) (acp.StopReason, *acp.Usage, error) {
 	m := s.ctl.model()
 	text, images, dropped, err := promptContent(m, blocks)
 	if err != nil {
@@ -383,7 +401,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock) (a
 	}()
 
 	raw, _ := json.Marshal(blocks) // the stored form; the fold and the translator read blocks
-	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images, Blocks: blocks}))
+	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images, Blocks: blocks, MessageID: messageID}))
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
 	if dropped > 0 {
 		s.notice(ctx, droppedImagesNotice(m, dropped))
@@ -419,6 +437,7 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 	// The files may have changed since the last turn (another bridge
 	// process remembered an answer, the project's settings were edited).
 	s.policy.reload(ctx)
+	s.subs.reload(ctx) // the profiles as the files are now, and the task tool that lists them
 	if proj, ok := s.policy.untrusted(); ok {
 		s.perm.askTrust(ctx, proj)
 	}

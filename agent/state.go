@@ -133,8 +133,9 @@ func (st *state) apply(ev session.Event) {
 		if !c.step {
 			// Not a call the model made (a Code Mode sub-call), or answered
 			// already. A sub-call's additional context (a PostToolUse hook's)
-			// joins its step's, after the program's result.
-			if c.call.Parent != "" && st.open.inStep(c.call.Parent) {
+			// joins its step's, after the program's result; a subagent's
+			// call is the subagent's (its model read the context).
+			if c.call.Parent != "" && c.call.Agent == "" && st.open.inStep(c.call.Parent) {
 				st.extra = append(st.extra, p.Result.Context...)
 			}
 			return
@@ -198,7 +199,9 @@ func (st *state) apply(ev session.Event) {
 		if p.Currency != "" {
 			st.ctl.cost = p.Cost
 		}
-		st.ctx = ctxSize{known: true, used: p.Used, size: p.Size, at: len(st.history)}
+		if p.Agent == "" {
+			st.ctx = ctxSize{known: true, used: p.Used, size: p.Size, at: len(st.history)}
+		}
 	case session.Grant:
 		if p.Key != "" {
 			st.grants[p.Key] = p.Allowed

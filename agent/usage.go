@@ -23,9 +23,17 @@ type meter struct {
 	emit func(ctx context.Context, ev session.Event)
 	// window is the context window the last call reported (folded state).
 	window func() int
+	// context is the session's context as the last usage said (folded
+	// state): a subagent's usage event repeats it.
+	context func() (used, size int)
 
-	mu   sync.Mutex // guards turn; taken alone
-	turn turnUsage
+	// costMu makes reading the running cost and logging the new one a
+	// single step: subagents running at the same time report usage at the
+	// same time, and each must add to the other's total. It is taken
+	// before the emit lock (the session's lock order).
+	costMu sync.Mutex
+	mu     sync.Mutex // guards turn; taken alone
+	turn   turnUsage
 }
 
 // record logs the usage of a model call that reported u.
@@ -33,7 +41,29 @@ func (m *meter) record(ctx context.Context, u *model.Usage) {
 	if u == nil {
 		return
 	}
+	m.costMu.Lock()
+	defer m.costMu.Unlock()
 	m.emit(ctx, session.New(m.event(u)))
+}
+
+// subagent logs the usage of a model call of the subagent agent, which ran
+// on choice: its tokens count in the running turn and its cost, at
+// choice's price, in the session's; the session's context is unchanged.
+func (m *meter) subagent(ctx context.Context, u *model.Usage, choice *ModelChoice, agent string) {
+	if u == nil {
+		return
+	}
+	m.mu.Lock()
+	m.turn.add(u)
+	m.mu.Unlock()
+	m.costMu.Lock()
+	defer m.costMu.Unlock()
+	used, size := m.context()
+	ev := session.Usage{Used: used, Size: size, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Estimated: u.Estimated, Agent: agent}
+	if choice != nil && choice.Price != nil {
+		ev.Cost, ev.Currency = m.ctl.read().cost+choice.Price.Cost(u), choice.Price.CurrencyOf()
+	}
+	m.emit(ctx, session.New(ev))
 }
 
 // event is the usage event of a call that reported u (nil: none; the cost

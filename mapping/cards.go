@@ -15,7 +15,7 @@ import (
 // panics or returns nothing, or a tool no longer registered (an old log)
 // gets the generic card titled with the tool's name.
 func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
-	c := &call{name: ev.Name, args: ev.Args}
+	c := &call{name: ev.Name, args: ev.Args, agent: ev.Agent}
 	if t.tools != nil {
 		c.def = t.tools.Get(ev.Name)
 	}
@@ -49,7 +49,8 @@ func (t *Translator) toolCall(ev session.ToolCall) []acp.Update {
 		tc.Title, tc.Locations = t.titleAndLocations(orName(v.Title, ev.Name), capLocations(tc.Kind, v.Locations), nil)
 		tc.Content = textItems(v.Content)
 	}
-	tc.Meta = withParent(tc.Meta, ev.Parent)
+	tc.Title = c.titled(tc.Title)
+	tc.Meta = withParent(tc.Meta, ev.Parent, ev.Agent)
 	return []acp.Update{tc}
 }
 
@@ -84,6 +85,7 @@ func (t *Translator) PermissionToolCall(callID string) (u acp.ToolCallUpdate, ok
 			u.Content = argumentsContent(c.args)
 		}
 	}
+	title = c.titled(title)
 	u.Title, u.Kind = &title, &k
 	return u, true
 }
@@ -108,7 +110,7 @@ func (t *Translator) toolResult(r session.ToolResult) []acp.Update {
 		// for an orphan, since it never saw the call.
 		c.in, c.view = nil, registry.GenericCard{}
 		return []acp.Update{acp.ToolCall{
-			ToolCallID: r.CallID, Name: c.name, Title: c.name, Kind: acp.KindOther, Status: acp.StatusFailed,
+			ToolCallID: r.CallID, Name: c.name, Title: c.titled(c.name), Kind: acp.KindOther, Status: acp.StatusFailed,
 			RawInput: rawJSON(c.args), Content: textItems(r.Result.Content), RawOutput: rawOutput(r.Result),
 		}}
 	}
@@ -130,6 +132,7 @@ func (t *Translator) toolResult(r session.ToolResult) []acp.Update {
 	case registry.DiffCard:
 		if content = t.diffs(v.Diffs); len(content) > 0 {
 			title, locs := t.titleAndLocations(orName(v.Title, c.name), v.Locations, v.Diffs)
+			title = c.titled(title)
 			u.Title = &title
 			if len(v.Locations) > 0 {
 				// Only the result's own locations (the first changed line):
@@ -146,6 +149,7 @@ func (t *Translator) toolResult(r session.ToolResult) []acp.Update {
 				// The path in the title is the call's: relativize it the same way.
 				title = t.relTitle(title, firstPath(c.view))
 			}
+			title = c.titled(title)
 			u.Title, u.Locations = &title, locs
 		}
 	}

@@ -79,8 +79,12 @@ type Translator struct {
 // call is what the translator remembers about one card.
 type call struct {
 	name string
-	args json.RawMessage
-	def  *registry.Def
+	// agent is the subagent that made the call: every title the card gets
+	// starts with its name, in a client that nests cards and in one that
+	// lists them alike.
+	agent string
+	args  json.RawMessage
+	def   *registry.Def
 	// in is args decoded by def: the live call's own (its event carries
 	// it), or decoded once here on replay; dropped with the result.
 	in   *registry.Input
@@ -91,6 +95,15 @@ type call struct {
 	console  []byte // output so far, for the fallback console block (bounded)
 	dropped  int64  // bytes cut from the front of console
 	done     bool
+}
+
+// titled is a title of the call's card: the subagent's name first, for
+// one of a subagent's calls.
+func (c *call) titled(title string) string {
+	if c.agent == "" {
+		return title
+	}
+	return c.agent + ": " + title
 }
 
 // carded reports whether the editor has a card for the call.

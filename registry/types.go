@@ -116,7 +116,10 @@ type Answer struct {
 type Call struct {
 	ID     string // unique in the session (callid.go)
 	Name   string
-	Parent string          // the call that made this one (a Code Mode program's run_code); "" for a top-level call
+	Parent string // the call that made this one (a Code Mode program's run_code, a subagent's task); "" for a top-level call
+	// Agent is the subagent (its profile's name) whose model made the
+	// call; "" for the session's own.
+	Agent  string
 	Args   json.RawMessage // frozen once logged
 	Cwd    string          // absolute session root
 	Roots  []string        // cwd plus additional directories

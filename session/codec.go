@@ -173,6 +173,7 @@ type userMessageWire struct {
 	Text       string          `json:"text"`
 	TextBlocks [][2]int        `json:"textBlocks,omitempty"`
 	Images     []int           `json:"images,omitempty"`
+	MessageID  string          `json:"messageId,omitempty"`
 }
 
 // blockTexts are the texts of a prompt's blocks ("" for a block without).
@@ -228,7 +229,7 @@ func findBlock(text, bt string) int {
 }
 
 func (m UserMessage) MarshalJSON() ([]byte, error) {
-	w := userMessageWire{Prompt: m.Prompt, Text: m.Text, Images: m.Images}
+	w := userMessageWire{Prompt: m.Prompt, Text: m.Text, Images: m.Images, MessageID: m.MessageID}
 	if len(m.Text) >= sharedMin {
 		var rest []byte
 		pos := 0
@@ -256,7 +257,7 @@ func (m *UserMessage) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*m = UserMessage{Prompt: w.Prompt, Text: w.Text, Images: w.Images}
+	*m = UserMessage{Prompt: w.Prompt, Text: w.Text, Images: w.Images, MessageID: w.MessageID}
 	if len(w.TextBlocks) == 0 {
 		return nil
 	}

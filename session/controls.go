@@ -92,6 +92,10 @@ type Usage struct {
 	Cost         float64 `json:"cost,omitempty"` // cumulative
 	Currency     string  `json:"currency,omitempty"`
 	Estimated    bool    `json:"estimated,omitempty"`
+	// Agent is the subagent whose model call this was: its tokens and cost
+	// add up in the session's, while Used and Size stay the session's own
+	// context (a subagent's context is its own).
+	Agent string `json:"agent,omitempty"`
 }
 
 // ContextReset records that the model's context was replaced: emptied by

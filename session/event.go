@@ -69,6 +69,9 @@ type UserMessage struct {
 	// the live path, decoded once on load (WithBlocks), so the fold and
 	// the translator read one decode. Nil: read Prompt (PromptBlocks).
 	Blocks []acp.ContentBlock `json:"-"`
+	// MessageID is the id a v2 client knows the message by (session/prompt
+	// answered with it); "" for a v1 prompt.
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // AssistantChunk is a streamed piece of the model's answer or reasoning.
@@ -92,6 +95,10 @@ type ToolCall struct {
 	Name   string          `json:"name"`
 	Args   json.RawMessage `json:"args"`
 	Parent string          `json:"parent,omitempty"`
+	// Agent is the subagent that made the call (its profile's name): its
+	// card says so, and its result stays the subagent's (it never enters
+	// the session's own context).
+	Agent string `json:"agent,omitempty"`
 	// Preview is the display data of what the call would do, computed from
 	// the files when it was made (registry.Tool.Preview): the card and a
 	// permission request show it. Stored, so a replay needs no I/O.

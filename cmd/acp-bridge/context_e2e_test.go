@@ -26,14 +26,14 @@ func TestBinaryInstructionsAndCompaction(t *testing.T) {
 	m.steps = []func(http.ResponseWriter, map[string]any){
 		func(w http.ResponseWriter, body map[string]any) {
 			system = body["messages"].([]any)[0].(map[string]any)["content"].(string)
-			sseWrite(w, 50, delta(`{"content":"First answer."}`, "stop"), usageOf(2500, 20)) // past 80 % of 3000
+			sseWrite(w, 50, delta(`{"content":"First answer."}`, "stop"), usageOf(3400, 20)) // past 80 % of 4000
 		},
 		func(w http.ResponseWriter, body map[string]any) {
 			msgs := body["messages"].([]any)
 			if last := msgs[len(msgs)-1].(map[string]any)["content"].(string); !strings.HasPrefix(last, "Summarise") {
 				t.Errorf("request 2 is not a summary request: %q", last)
 			}
-			sseWrite(w, 50, delta(`{"content":"The user said hi."}`, "stop"), usageOf(2550, 10))
+			sseWrite(w, 50, delta(`{"content":"The user said hi."}`, "stop"), usageOf(3450, 10))
 		},
 		func(w http.ResponseWriter, body map[string]any) {
 			msgs := body["messages"].([]any)
@@ -50,7 +50,7 @@ func TestBinaryInstructionsAndCompaction(t *testing.T) {
 	os.MkdirAll(filepath.Join(cfg, "acp-bridge"), 0o755)
 	os.WriteFile(filepath.Join(cfg, "acp-bridge", "AGENTS.md"), []byte("User rule: answer briefly.\n"), 0o644)
 	c := startE2E(t, []string{"MOCK_KEY=sk-e2e", "XDG_CONFIG_HOME=" + cfg},
-		mockArgs(srv, "--context-window", "3000")...)
+		mockArgs(srv, "--context-window", "4000")...)
 	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"session": map[string]any{"compaction": map[string]any{}}}})
 	sid := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})["sessionId"].(string)
 	for _, q := range []string{"hi", "and then?"} {

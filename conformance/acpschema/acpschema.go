@@ -461,6 +461,9 @@ func (c *Checker) check(dir Direction, line []byte) error {
 // the client capability session.configOptions.boolean that names them).
 func (s *Schema) lacksBooleanOptions() bool {
 	const def = "BooleanConfigOptionCapabilities"
+	if s.names["SessionConfigBoolean"] && !s.names[def] {
+		return false // the v2 draft: boolean options without a capability
+	}
 	return !s.names[def] && (s.Unstable == nil || !s.Unstable.names[def])
 }
 
@@ -515,4 +518,20 @@ func booleanOptionShape(m map[string]any) error {
 		return fmt.Errorf("boolean option: has options")
 	}
 	return nil
+}
+
+// V2 loads the ACP v2 draft's schema (v2/schema.unstable.json, which has
+// the stable draft's types and the unstable ones) from the directory Newer
+// finds; nil, nil when there is none (a checkout without the workspace's
+// schemas: the caller skips what needs it).
+func V2() (*Schema, error) {
+	d, err := Newer()
+	if d == "" || err != nil {
+		return nil, err
+	}
+	p := filepath.Join(d, "v2", "schema.unstable.json")
+	if _, err := os.Stat(p); err != nil {
+		return nil, nil
+	}
+	return Load(p)
 }

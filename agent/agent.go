@@ -83,6 +83,11 @@ type Options struct {
 	// Store keeps sessions across processes (session/load, resume, list,
 	// delete). nil: sessions live in memory only and those are not offered.
 	Store *session.Store
+	// SweepTempFiles removes what bridges that are gone left in the
+	// workspace (the temporary files of edits a kill interrupted); it is
+	// called when a stored session is opened (load, resume), so one a
+	// bridge killed while this one ran goes with the next load. nil: none.
+	SweepTempFiles func()
 	// ListPageSize is how many sessions one session/list page holds (default 50).
 	ListPageSize int
 

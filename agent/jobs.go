@@ -4,30 +4,61 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/internal/jobs"
+	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // jobEvents turns what a session's background jobs do into its events: a
 // job's card opens, streams and closes like a call's, across turns (the
-// mapping draws it with the presenters of the tool that started it). The
-// job table (internal/jobs) owns the jobs; conversation.close ends them.
+// mapping draws it with the presenters of the tool that started it), and
+// its live output is coalesced as a call's is (output.go), not an update
+// per write. The job table (internal/jobs) owns the jobs;
+// conversation.close ends them.
 type jobEvents struct {
 	emit func(context.Context, session.Event)
+
+	mu  sync.Mutex                  // taken alone
+	out map[string]*outputCoalescer // running jobs' live output, by card id
 }
 
-func (j jobEvents) Started(i jobs.Info) {
+func newJobEvents(emit func(context.Context, session.Event)) *jobEvents {
+	return &jobEvents{emit: emit, out: map[string]*outputCoalescer{}}
+}
+
+func (j *jobEvents) Started(i jobs.Info) {
 	j.emit(context.Background(), session.New(session.JobStart{CardID: i.CardID, Job: i.ID, Tool: i.Tool, Args: i.Args}))
+	o := newOutputCoalescer(func(data string) {
+		j.emit(context.Background(), session.New(session.JobOutput{CardID: i.CardID, Data: data}))
+	}, OutputInterval, mapping.MaxOutputChunk)
+	j.mu.Lock()
+	j.out[i.CardID] = o
+	j.mu.Unlock()
 }
 
-func (j jobEvents) Output(i jobs.Info, p []byte) {
-	j.emit(context.Background(), session.New(session.JobOutput{CardID: i.CardID, Data: string(p)}))
+func (j *jobEvents) Output(i jobs.Info, p []byte) {
+	j.mu.Lock()
+	o := j.out[i.CardID]
+	j.mu.Unlock()
+	if o != nil {
+		o.Write(p)
+	}
 }
 
-func (j jobEvents) Ended(i jobs.Info) {
+// Ended sends what output is pending, then closes the card: nothing of
+// the job follows its end.
+func (j *jobEvents) Ended(i jobs.Info) {
+	j.mu.Lock()
+	o := j.out[i.CardID]
+	delete(j.out, i.CardID)
+	j.mu.Unlock()
+	if o != nil {
+		o.Close()
+	}
 	j.emit(context.Background(), session.New(session.JobEnd{CardID: i.CardID, Job: i.ID, Status: i.Status, Meta: i.Meta}))
 }
 

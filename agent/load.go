@@ -182,6 +182,10 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	if err != nil {
 		return nil, loadError(id, err)
 	}
+	if a.o.SweepTempFiles != nil {
+		// The session may have been cut short by a kill mid-edit.
+		a.o.SweepTempFiles()
+	}
 	a.mu.Lock()
 	delete(a.moved, id) // taken back, if it had been handed over
 	a.mu.Unlock()

@@ -97,7 +97,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps, v2: v2,
 		scope: a.o.Registry.NewScope(), log: lg}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
-	s.jobs = jobs.New(jobEvents{emit: s.emit})
+	s.jobs = jobs.New(newJobEvents(s.emit))
 	s.perm = &permissions{id: id, client: permissionClient(a.client, v2), log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()

@@ -11,7 +11,9 @@ import (
 // Handing a session over between processes. A client that starts one
 // acp-bridge per chat (codecompanion) resumes a session in a new process
 // while the old chat's process still holds its log (the lock in lockFile).
-// The holder says in <log>.holder who it is and whether a turn is running;
+// The holder says in <log>.holder who it is (its pid, and the token of its
+// lock, live.go, which says whether it still runs) and whether a turn is
+// running;
 // the one that wants the session leaves a request in <log>.handover and
 // wakes the holder (signalHandOver). An idle holder closes its log (the
 // lock goes with it) and tells its editor; a busy one is left alone, and
@@ -19,8 +21,9 @@ import (
 
 // Holder is what <log>.holder says about the process holding a log.
 type Holder struct {
-	PID  int  `json:"pid"`
-	Busy bool `json:"busy"` // a turn is running
+	PID   int    `json:"pid"`
+	Busy  bool   `json:"busy"`            // a turn is running
+	Token string `json:"token,omitempty"` // the holding store's lock (live.go)
 }
 
 func holderPath(logPath string) string  { return logPath + ".holder" }
@@ -31,7 +34,7 @@ func (w *writer) writeHolder(busy bool) {
 	if w == nil || w.path == "" || w.closed {
 		return
 	}
-	b, _ := json.Marshal(Holder{PID: os.Getpid(), Busy: busy})
+	b, _ := json.Marshal(Holder{PID: os.Getpid(), Busy: busy, Token: w.token})
 	tmp := holderPath(w.path) + "." + strconv.Itoa(os.Getpid())
 	if os.WriteFile(tmp, b, 0o600) == nil {
 		_ = os.Rename(tmp, holderPath(w.path))
@@ -43,7 +46,7 @@ func (w *writer) dropHolder() {
 	if w == nil || w.path == "" {
 		return
 	}
-	if h, ok := readHolder(w.path); ok && h.PID == os.Getpid() {
+	if h, ok := readHolder(w.path); ok && h.Token == w.token {
 		os.Remove(holderPath(w.path))
 	}
 	os.Remove(requestPath(w.path))
@@ -59,11 +62,17 @@ func readHolder(logPath string) (Holder, bool) {
 }
 
 // SetBusy records whether a turn is running, for a process that would
-// take the session over. A log kept in memory only has nothing to record.
+// take the session over, and keeps the log's file open while it runs (an
+// idle log holds no descriptor). A log kept in memory only has nothing to
+// record.
 func (l *Log) SetBusy(busy bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.w == nil {
+		return
+	}
 	l.w.writeHolder(busy)
+	l.w.setBusy(busy)
 }
 
 // HandOverRequested reports, once, whether another process asked for this

@@ -12,8 +12,10 @@ package session
 // and keeps the bytes it cut in <id>.jsonl.torn; any other line it cannot
 // use (damaged, or an event type it does not know) costs that line only and
 // is reported. Transient events (live tool output) are never written.
-// An open log holds an exclusive advisory lock, so two processes never
-// append to one session.
+// Two processes never append to one session: the process holding a log
+// says so in <id>.jsonl.holder, and its liveness is a lock it holds for
+// its life (live.go). An idle log holds no descriptor: the file is open
+// while a turn runs (Log.SetBusy) and for each write between turns.
 
 import (
 	"bytes"
@@ -107,6 +109,11 @@ type Store struct {
 
 	mu    sync.Mutex
 	infos map[string]cachedInfo // file name -> summary, valid while size and mtime match
+	held  map[string]bool       // ids of the logs this store has open (live.go)
+
+	liveMu sync.Mutex
+	live   *os.File // this store's lock file, locked while it runs (live.go)
+	token  string   // its name, in the holder records of the logs it holds
 }
 
 type cachedInfo struct {
@@ -139,7 +146,7 @@ func OpenStore(dir string, o *StoreOptions) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("session store: %w", err)
 	}
-	return &Store{dir: abs, log: opts.Logger, now: opts.Now, infos: map[string]cachedInfo{}}, nil
+	return &Store{dir: abs, log: opts.Logger, now: opts.Now, infos: map[string]cachedInfo{}, held: map[string]bool{}}, nil
 }
 
 // Dir is the store's absolute directory.
@@ -188,12 +195,16 @@ func (st *Store) Create(h Header) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session store: %w", err)
 	}
+	tok, err := st.liveToken()
+	if err != nil {
+		return nil, fmt.Errorf("session store: create log of %s: %w", h.ID, err)
+	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("session store: create log of %s: %w", h.ID, err)
 	}
+	defer f.Close() // the lock is for the hand-over only: the log is idle now
 	if err := lockFile(f); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("session store: lock log of %s: %w", h.ID, err)
 	}
 	// Assign, not declare: a write error scoped to the if was lost, and a
@@ -202,12 +213,11 @@ func (st *Store) Create(h Header) (*Log, error) {
 		err = f.Sync()
 	}
 	if err != nil {
-		f.Close()
 		os.Remove(p)
 		return nil, fmt.Errorf("session store: write header of %s: %w", h.ID, err)
 	}
 	syncDir(st.dir)
-	return &Log{now: st.now, w: st.writer(f, p, h.ID)}, nil
+	return &Log{now: st.now, w: st.writer(p, h.ID, tok)}, nil
 }
 
 // Read returns a session's header and events without opening it for writing.
@@ -242,14 +252,20 @@ func (st *Store) Open(id string) (*Log, Header, error) {
 		}
 		return st.openReadOnly(p, id, err)
 	}
+	defer f.Close() // the lock is for the hand-over only: the log is idle after
+	tok, err := st.liveToken()
+	if err != nil {
+		return nil, Header{}, fmt.Errorf("session store: open log of %s: %w", id, err)
+	}
 	// Lock before reading, so what is read is what this process goes on from.
 	if err := lockFile(f); err != nil {
-		f.Close()
 		return nil, Header{}, fmt.Errorf("session store: %s: %w", id, err)
+	}
+	if st.holds(id) || st.heldElsewhere(p, tok) {
+		return nil, Header{}, fmt.Errorf("session store: %s: %w", id, ErrBusy)
 	}
 	h, evs, good, skipped, err := readFile(p)
 	if err != nil {
-		f.Close()
 		return nil, Header{}, err
 	}
 	lg := &Log{events: evs, last: lastSeq(evs, skipped), now: st.now, skipped: skipped}
@@ -257,12 +273,11 @@ func (st *Store) Open(id string) (*Log, Header, error) {
 		if err := st.cutTorn(f, p, good, fi.Size()); err != nil {
 			// Appending after a torn line would glue the next event to
 			// it: go on in memory, and say so.
-			f.Close()
 			lg.w = &writer{err: err, closed: true}
 			return lg, h, nil
 		}
 	}
-	lg.w = st.writer(f, p, id)
+	lg.w = st.writer(p, id, tok)
 	return lg, h, nil
 }
 
@@ -343,13 +358,22 @@ func (st *Store) Delete(id string) error {
 		return fmt.Errorf("session store: delete %s: %w", id, err)
 	}
 	defer f.Close()
-	// A log another process is appending to is not removed under it.
+	// A log a process (this one or another) holds is not removed under it.
 	if err := lockFile(f); err != nil {
 		return fmt.Errorf("session store: delete %s: %w", id, err)
+	}
+	st.liveMu.Lock()
+	own := st.token
+	st.liveMu.Unlock()
+	if st.holds(id) || st.heldElsewhere(p, own) {
+		return fmt.Errorf("session store: delete %s: %w", id, ErrBusy)
 	}
 	if err := os.Remove(p); err != nil {
 		return fmt.Errorf("session store: delete %s: %w", id, err)
 	}
+	// What a process that is gone left about it.
+	os.Remove(holderPath(p))
+	os.Remove(requestPath(p))
 	st.mu.Lock()
 	delete(st.infos, filepath.Base(p))
 	st.mu.Unlock()
@@ -357,8 +381,13 @@ func (st *Store) Delete(id string) error {
 	return nil
 }
 
-func (st *Store) writer(f *os.File, path, id string) *writer {
-	w := &writer{f: f, path: path, log: st.log.With("session", id, "path", path)}
+// writer starts appending to the log at p for this store, which now holds
+// it (token: its lock, see live.go).
+func (st *Store) writer(p, id, token string) *writer {
+	st.hold(id, true)
+	w := &writer{path: p, token: token, log: st.log.With("session", id, "path", p),
+		open:    func() (logFile, error) { return os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0) },
+		release: func() { st.hold(id, false) }}
 	w.writeHolder(false) // handover.go
 	return w
 }
@@ -572,18 +601,28 @@ func cutLine(b []byte) (line, rest []byte, complete bool) {
 
 // writer appends one log's events to its file. A failing disk must not end
 // the session: the first failure is logged, the session goes on in memory,
-// and Err reports it.
+// and Err reports it. The file is open while a turn runs (busy) and closed
+// after each write between turns, so an idle session holds no descriptor;
+// it is opened without O_CREATE: a log removed under the session is not
+// started again headerless.
 type writer struct {
-	f interface {
-		io.Writer
-		Sync() error
-		Close() error
-	}
-	path   string
-	log    *slog.Logger
-	buf    []byte
-	err    error
-	closed bool
+	f       logFile                 // open, or nil
+	open    func() (logFile, error) // nil: never stored (UnsavedLog)
+	release func()                  // tells the store the log is no longer held
+	path    string
+	token   string // the holding store's (live.go), for the holder record
+	log     *slog.Logger
+	buf     []byte
+	err     error
+	busy    bool // a turn runs: keep the file open between writes
+	dirty   bool // written since the last sync
+	closed  bool
+}
+
+type logFile interface {
+	io.Writer
+	Sync() error
+	Close() error
 }
 
 // write is called by Log.Append, under the log's lock, for every stored event.
@@ -596,16 +635,53 @@ func (w *writer) write(ev Event) {
 		w.fail(fmt.Errorf("encode event %d: %w", ev.Seq, err))
 		return
 	}
+	if w.f == nil {
+		if w.f, err = w.open(); err != nil {
+			w.f = nil
+			w.fail(fmt.Errorf("open the log to append event %d: %w", ev.Seq, err))
+			return
+		}
+	}
 	// One write per line: a process killed between two writes leaves whole lines.
 	w.buf = append(append(w.buf[:0], b...), '\n')
 	if _, err := w.f.Write(w.buf); err != nil {
 		w.fail(fmt.Errorf("append event %d: %w", ev.Seq, err))
 		return
 	}
+	w.dirty = true
 	if syncAfter(ev.Type()) {
 		if err := w.f.Sync(); err != nil {
 			w.fail(fmt.Errorf("sync after event %d: %w", ev.Seq, err))
+			return
 		}
+		w.dirty = false
+	}
+	if !w.busy {
+		w.idle()
+	}
+}
+
+// idle closes the file between turns. Unsynced events stay unsynced, as
+// they would with the file open, until the next boundary or Close.
+func (w *writer) idle() {
+	if w.f == nil {
+		return
+	}
+	err := w.f.Close()
+	w.f = nil
+	if err != nil && w.err == nil {
+		w.fail(fmt.Errorf("close: %w", err))
+	}
+}
+
+// setBusy keeps the file open while a turn runs, and closes it after.
+func (w *writer) setBusy(busy bool) {
+	if w.closed {
+		return
+	}
+	w.busy = busy
+	if !busy {
+		w.idle()
 	}
 }
 
@@ -617,20 +693,37 @@ func (w *writer) fail(err error) {
 }
 
 func (w *writer) close() error {
-	if w.f == nil {
+	if w.open == nil && w.f == nil {
 		return nil // never opened (UnsavedLog): Err says why
 	}
 	if w.closed {
 		return w.err
 	}
 	w.closed = true
-	w.dropHolder()
-	err := w.f.Sync()
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
+	if w.f == nil && w.dirty && w.err == nil {
+		f, err := w.open()
+		if err != nil {
+			w.fail(fmt.Errorf("open the log to sync it: %w", err))
+		} else {
+			w.f = f
+		}
 	}
-	if w.err == nil && err != nil {
-		w.err = err
+	if w.f != nil {
+		var err error
+		if w.dirty {
+			err = w.f.Sync()
+		}
+		if cerr := w.f.Close(); err == nil {
+			err = cerr
+		}
+		w.f = nil
+		if w.err == nil && err != nil {
+			w.err = err
+		}
+	}
+	w.dropHolder()
+	if w.release != nil {
+		w.release()
 	}
 	return w.err
 }
@@ -668,7 +761,7 @@ func (l *Log) Len() int {
 func (l *Log) Persistent() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w != nil && l.w.f != nil
+	return l.w != nil && l.w.open != nil
 }
 
 // syncDir makes a created or removed file's directory entry durable. It is

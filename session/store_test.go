@@ -294,7 +294,7 @@ func (f *fakeFile) Close() error { return nil }
 
 func TestSyncedAtTurnBoundariesAndToolResults(t *testing.T) {
 	f := &fakeFile{}
-	lg := &Log{now: clock(), w: &writer{f: f, log: discard()}}
+	lg := &Log{now: clock(), w: &writer{open: func() (logFile, error) { return f, nil }, log: discard()}}
 	for _, e := range turn(1, "hi") {
 		lg.Append(e)
 	}
@@ -314,7 +314,7 @@ func TestSyncedAtTurnBoundariesAndToolResults(t *testing.T) {
 
 func TestWriteFailureKeepsTheSessionInMemory(t *testing.T) {
 	f := &fakeFile{failAt: 3}
-	lg := &Log{now: clock(), w: &writer{f: f, log: discard()}}
+	lg := &Log{now: clock(), w: &writer{open: func() (logFile, error) { return f, nil }, log: discard()}}
 	evs := turn(1, "hi")
 	for _, e := range evs {
 		lg.Append(e)

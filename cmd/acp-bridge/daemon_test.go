@@ -24,9 +24,13 @@ echo started
 sleep 300`
 
 // TestDaemonEndsWithTheBridge: through the binary, the daemon a command
-// started is gone within 2 s of session/cancel, session/close, stdin EOF and
+// started is gone after session/cancel, session/close, stdin EOF and
 // SIGKILL of the bridge. Before the subreaper and the group marker it
-// survived all four.
+// survived all four. How soon is logged, not asserted: on a quiet machine
+// about a second (the cancel grace, bash.go, then SIGKILL), but a machine
+// with its cores busy delays every step, and a test must not fail for that
+// (it did, at 2 s, with a load of 28). The bound only tells "never" from
+// "late".
 func TestDaemonEndsWithTheBridge(t *testing.T) {
 	args, _ := json.Marshal(map[string]string{"command": daemonCommand})
 	response := `{"parts":[{"text":"Starting it."},{"tool_call":{"id":"d1","name":"bash","arguments":` + string(args) + `}}]}`
@@ -60,8 +64,8 @@ func TestDaemonEndsWithTheBridge(t *testing.T) {
 			at := time.Now()
 			tt.end(b, sid)
 			for running(pid) {
-				if time.Since(at) > 2*time.Second {
-					t.Fatalf("daemon %d still runs 2 s after %s", pid, tt.name)
+				if time.Since(at) > never {
+					t.Fatalf("daemon %d still runs %v after %s", pid, never, tt.name)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -70,10 +74,21 @@ func TestDaemonEndsWithTheBridge(t *testing.T) {
 			// its exit, or a zombie is left per daemon until the bridge
 			// exits.
 			for {
-				if _, ok := readProc(pid); !ok {
+				p, ok := readProc(pid)
+				if !ok {
 					break
 				}
-				if time.Since(at) > 4*time.Second {
+				if p.state == 'Z' && p.ppid == os.Getpid() {
+					// The bridge was killed, and its orphans went to the
+					// nearest subreaper: this test process, when a test
+					// before ran the bridge in it (run enables the
+					// subreaper), and it collects only its own commands'.
+					// Reaping is then ours to do, not the dead bridge's.
+					var ws syscall.WaitStatus
+					syscall.Wait4(pid, &ws, 0, nil)
+					continue
+				}
+				if time.Since(at) > never {
 					p, _ := readProc(pid)
 					t.Fatalf("daemon %d was never reaped: %+v (the bridge is %d)", pid, p, b.cmd.Process.Pid)
 				}
@@ -82,6 +97,10 @@ func TestDaemonEndsWithTheBridge(t *testing.T) {
 		})
 	}
 }
+
+// never is how long a test waits for what must happen soon before it
+// says it never does.
+const never = 30 * time.Second
 
 // awaitPidFile waits for a command to write its pid file.
 func awaitPidFile(t *testing.T, path string) int {

@@ -228,6 +228,9 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 			opts.Store = st
 		}
 	}
+	// At start (serve) and at each load: a bridge killed while this one ran
+	// left its files after this one's start.
+	opts.SweepTempFiles = func() { sweepTempFiles(cfg.stateDir, logger) }
 	logger.Info("configuration", "config", cfg.configPath, "model", def, "models", len(models),
 		"permissionMode", cfg.permissionMode, "toolsMode", cfg.toolsMode)
 	return opts, nil

@@ -197,3 +197,51 @@ func TestNextStartRemovesTempFiles(t *testing.T) {
 		t.Errorf("a file no journal lists was removed: %v", err)
 	}
 }
+
+// TestNextLoadRemovesTempFiles: a bridge killed while another one ran
+// (its temporary file left after that one started) leaves nothing once
+// the running bridge loads the session: the load removes the files the
+// journals of bridges that are gone list, and no other file.
+func TestNextLoadRemovesTempFiles(t *testing.T) {
+	work, state := t.TempDir(), t.TempDir()
+	script := writeScript(t, t.TempDir(), "s.json", `{"parts":[{"text":"hi"}]}`)
+	first := startFaultBridge(t, "--model", "script:"+script, "--state-dir", state)
+	sid := first.newSession(work)
+	if l := first.call("p", "session/prompt", promptParams(sid, "hello")); !bytes.Contains(l, []byte("end_turn")) {
+		t.Fatalf("prompt: %s", l)
+	}
+	first.stdin.Close()
+	<-first.exited
+
+	running := startFaultBridge(t, "--model", "script:"+script, "--state-dir", state)
+	running.call("init", "initialize", `{"protocolVersion":1}`)
+	// What a bridge killed mid-edit after this one started leaves: its
+	// journal, and the temporary file it lists.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip(err)
+	}
+	pid := dead.Process.Pid
+	left := filepath.Join(work, fmt.Sprintf(".target.txt.acp-bridge-%d-4242", pid))
+	notListed := filepath.Join(work, fmt.Sprintf(".other.txt.acp-bridge-%d-4343", pid))
+	for _, p := range []string{left, notListed} {
+		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jdir := filepath.Join(state, "tmpfiles")
+	os.MkdirAll(jdir, 0o700)
+	if err := os.WriteFile(filepath.Join(jdir, strconv.Itoa(pid)+".tmpfiles"), []byte(left+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := running.call("load", "session/load", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, sid, work))
+	if bytes.Contains(l, []byte(`"error"`)) {
+		t.Fatalf("session/load: %s", l)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the recorded temporary file is still there after the load (%v)", err)
+	}
+	if _, err := os.Stat(notListed); err != nil {
+		t.Errorf("a file no journal lists was removed: %v", err)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -67,45 +66,59 @@ func TestReadOnlyStoreLoads(t *testing.T) {
 	}
 }
 
-// TestLowDescriptorLimitTellsTheEditor: with the bridge's descriptor limit
-// a little above what it has open, sessions opened past it cannot be saved:
-// each one that is not tells the editor, and every one that is has a
-// readable log.
+// TestLowDescriptorLimitTellsTheEditor: a bridge that cannot open a file
+// (its descriptors used up, by whatever else it has open: an idle session
+// holds none, fds_linux_test.go) tells the editor of each session it cannot
+// save, a new one at session/new and a stored one at the turn whose write
+// fails; sessions saved before keep their logs, and once files open again
+// a new session is saved.
 func TestLowDescriptorLimitTellsTheEditor(t *testing.T) {
-	state := t.TempDir()
-	b := startFaultBridge(t, "--model", "script:"+writeScript(t, t.TempDir(), "s.json"), "--state-dir", state)
+	state, work := t.TempDir(), t.TempDir()
+	b := startFaultBridge(t, "--model", "script:"+writeScript(t, t.TempDir(), "s.json", `{"parts":[{"text":"answer one"}]}`), "--state-dir", state)
 	b.call("init", "initialize", `{"protocolVersion":1}`)
-	fds, err := os.ReadDir("/proc/" + strconv.Itoa(b.cmd.Process.Pid) + "/fd")
-	if err != nil {
-		t.Skip(err)
+	newSession := func(id string) string {
+		l := b.call(id, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, work))
+		i := bytes.Index(l, []byte(`"sessionId":"`))
+		if i < 0 {
+			t.Fatalf("session/new: %s", l)
+		}
+		rest := l[i+len(`"sessionId":"`):]
+		return string(rest[:bytes.IndexByte(rest, '"')])
 	}
-	lim := &unix.Rlimit{Cur: uint64(len(fds) + 16), Max: uint64(len(fds) + 16)}
-	if err := unix.Prlimit(b.cmd.Process.Pid, unix.RLIMIT_NOFILE, lim, nil); err != nil {
+	saved := newSession("before")
+	// Below the descriptors 0 to 2, which are always open: no file opens.
+	var was unix.Rlimit
+	if err := unix.Prlimit(b.cmd.Process.Pid, unix.RLIMIT_NOFILE, nil, &was); err != nil {
 		t.Skipf("prlimit: %v", err)
 	}
-	const sessions = 40
-	work := t.TempDir()
-	var ids []string
-	for i := range sessions {
-		l := b.call(fmt.Sprintf("n%d", i), "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, work))
-		if i := bytes.Index(l, []byte(`"sessionId":"`)); i >= 0 {
-			rest := l[i+len(`"sessionId":"`):]
-			ids = append(ids, string(rest[:bytes.IndexByte(rest, '"')]))
-		}
+	if err := unix.Prlimit(b.cmd.Process.Pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 3, Max: was.Max}, nil); err != nil {
+		t.Skipf("prlimit: %v", err)
 	}
+	const sessions = 10
+	var unsaved []string
+	for i := range sessions {
+		unsaved = append(unsaved, newSession(fmt.Sprintf("n%d", i)))
+	}
+	if l := b.call("p", "session/prompt", promptParams(saved, "hello")); !bytes.Contains(l, []byte("end_turn")) {
+		t.Fatalf("prompt: %s", l)
+	}
+	if err := unix.Prlimit(b.cmd.Process.Pid, unix.RLIMIT_NOFILE, &was, nil); err != nil {
+		t.Fatal(err)
+	}
+	after := newSession("after")
 	// The notices follow each answer: a last call flushes them through.
 	b.call("list", "session/list", `{}`)
-	saved := 0
-	for _, id := range ids {
+	for _, id := range unsaved {
 		if _, err := os.Stat(filepath.Join(state, id+".jsonl")); err == nil {
-			saved++
+			t.Errorf("session %s was saved with no descriptor to spare", id)
 		}
 	}
-	t.Logf("%d of %d sessions saved, %d not-saved notices (limit %d descriptors)", saved, len(ids), b.saveNotices, lim.Cur)
-	if saved == len(ids) {
-		t.Fatal("every session was saved: the limit did not bite, the test proves nothing")
+	for _, id := range []string{saved, after} {
+		if _, err := os.Stat(filepath.Join(state, id+".jsonl")); err != nil {
+			t.Errorf("session %s not saved: %v", id, err)
+		}
 	}
-	if unsaved := len(ids) - saved; b.saveNotices != unsaved {
-		t.Errorf("%d sessions not saved, but the editor was told %d times", unsaved, b.saveNotices)
+	if want := sessions + 1; b.saveNotices != want {
+		t.Errorf("the editor was told %d times that a session is not saved, want %d (%d new sessions and one turn)", b.saveNotices, want, sessions)
 	}
 }

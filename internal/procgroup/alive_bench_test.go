@@ -25,3 +25,12 @@ func BenchmarkAliveAfterExit(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCollectAdopted: what every SIGCHLD costs the subreaper (the
+// exit of any child: every bash call, every MCP server): a look at every
+// process for adopted orphans of ours.
+func BenchmarkCollectAdopted(b *testing.B) {
+	for b.Loop() {
+		collectAdopted()
+	}
+}

@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
 	case "reaper":
 		os.Exit(RunReaper(os.Stdin))
+	case "slow-reaper": // reads the bridge's lines, then does not exit
+		readGroups(os.Stdin)
+		time.Sleep(30 * time.Second)
+		os.Exit(0)
 	case "bridge", "bridge-unguarded":
 		os.Exit(playBridge(os.Getenv(roleEnv) == "bridge", os.Getenv("PROCGROUP_TEST_PIDFILE")))
 	}
@@ -250,6 +254,30 @@ func TestReaperReplaced(t *testing.T) {
 		if !groupGone(g.Pid(), 2*time.Second) {
 			t.Errorf("group %d still runs after the pipe closed", g.Pid())
 		}
+	}
+}
+
+// TestStopReaperEndsASlowWatchdog: a watchdog that does not exit when the
+// bridge stops it (here: never; on a busy machine: still starting) does not
+// outlive the bridge: StopReaper kills the groups still listed and the
+// watchdog, and returns when it is gone.
+func TestStopReaperEndsASlowWatchdog(t *testing.T) {
+	t.Setenv(roleEnv, "slow-reaper")
+	EnableReaper([]string{os.Args[0]}, nil)
+	t.Cleanup(func() { watchdogMu.Lock(); watchdog = nil; watchdogMu.Unlock() })
+	g, err := Start(exec.Command("sh", "-c", "sleep 30 & sleep 30"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Kill() })
+	r := reaperFor()
+	pid := reaperPid(t, r)
+	StopReaper()
+	if running(pid) {
+		t.Errorf("the watchdog %d still runs after StopReaper returned", pid)
+	}
+	if !groupGone(g.Pid(), 2*time.Second) {
+		t.Errorf("group %d still runs after StopReaper", g.Pid())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -57,6 +58,7 @@ type reaper struct {
 
 	mu     sync.Mutex
 	w      *os.File      // our end of the reaper's stdin; nil while none runs
+	proc   *os.Process   // the running reaper
 	exited chan struct{} // closed when the running reaper has been reaped
 	live   map[int]sysGroup
 }
@@ -74,19 +76,28 @@ func StopReaper() {
 		return
 	}
 	r.mu.Lock()
-	w, exited := r.w, r.exited
+	w, proc, exited := r.w, r.proc, r.exited
 	r.w = nil
+	live := maps.Clone(r.live)
 	r.mu.Unlock()
 	if w == nil {
 		return
 	}
 	w.Close()
-	// Bounded: a watchdog slow to exit is not worth a hung shutdown. Not
-	// logged: the bridge's log has ended by now.
 	select {
 	case <-exited:
+		return
 	case <-time.After(time.Second):
 	}
+	// A watchdog slow to exit (still starting, on a busy machine) is not
+	// worth a hung shutdown, nor may it outlive the bridge: the bridge
+	// does its work (kills what is still listed) and ends it. Not logged:
+	// the bridge's log has ended by now.
+	for _, g := range live {
+		_ = signalGroup(g, syscall.SIGKILL)
+	}
+	_ = proc.Kill()
+	<-exited
 }
 
 func (r *reaper) add(g sysGroup) {
@@ -148,7 +159,7 @@ func (r *reaper) ensure() {
 		return
 	}
 	pr.Close()
-	r.w = pw
+	r.w, r.proc = pw, cmd.Process
 	exited := make(chan struct{})
 	r.exited = exited
 	go func() {

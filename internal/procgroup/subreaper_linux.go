@@ -96,11 +96,14 @@ func collectAdopted() {
 	if adoption.adopted == nil {
 		adoption.adopted = map[int]bool{}
 	}
+	buf := make([]byte, 1024)
 	for _, n := range names {
 		if n[0] < '0' || n[0] > '9' {
 			continue
 		}
-		p, ok := readStat(n)
+		// One buffer and raw reads, as listProcs: this runs for every
+		// process on the machine at every child's exit.
+		p, ok := parseStat(n, readProcFile("/proc/"+n+"/stat", &buf))
 		if !ok || p.ppid != me || !p.live || adoption.leaders[p.pid] || adoption.adopted[p.pid] {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/acp-bridge/acp-bridge/internal/ansi"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
@@ -20,10 +21,12 @@ type JobState struct {
 	Status  string `json:"status,omitempty"` // how it ended
 }
 
+// renderJob is what the model reads of a job: its output without colour
+// and cursor codes (internal/ansi), as for a command that ran in the call.
 func renderJob(s JobState) string {
 	var b strings.Builder
-	if s.Output != "" {
-		b.WriteString(strings.TrimRight(s.Output, "\n") + "\n")
+	if out := strings.TrimRight(ansi.Strip(s.Output), "\n"); out != "" {
+		b.WriteString(out + "\n")
 	} else {
 		b.WriteString("(no new output)\n")
 	}

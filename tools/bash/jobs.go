@@ -79,13 +79,14 @@ func startJob(c *registry.Call, in Args, cwd string, o Options) (Outcome, error)
 		case <-stopReq:
 			terminate(group, exited, o.CancelGrace)
 		}
+		// A process that left the group may still hold the pipe: its
+		// output is not waited for past a second (closing r ends the read).
 		select {
 		case <-readDone:
 		case <-time.After(time.Second):
-			r.Close()
-			<-readDone
 		}
 		r.Close()
+		<-readDone
 		code, sig := exitStatus(cmd.ProcessState)
 		status := "killed by " + sig
 		if sig == "" && code != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/model"
@@ -84,11 +85,15 @@ func (r *room) policy() compact.Policy {
 
 // windowInError reads the window from the usual wording of a refusal
 // ("maximum context length is 65536 tokens"), 0 when it names none.
-var windowInError = regexp.MustCompile(`(?i)(?:maximum context length|context window|context size) (?:is|of) (\d+)`)
+// Compiled at the first refusal, not at start-up (56 allocations before
+// initialize is answered, for what most sessions never see).
+var windowInError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:maximum context length|context window|context size) (?:is|of) (\d+)`)
+})
 
 // learn keeps the window an endpoint's refusal names, the smallest seen.
 func (r *room) learn(err error) {
-	m := windowInError.FindStringSubmatch(err.Error())
+	m := windowInError().FindStringSubmatch(err.Error())
 	if m == nil {
 		return
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -130,5 +133,78 @@ return rs.join("|")`}
 	}
 	if d := cmp.Diff(want, got, cmp.AllowUnexported(card{})); d != "" {
 		t.Errorf("cards (-want +got):\n%s", d)
+	}
+}
+
+// routeModel answers each request with what the function says.
+type routeModel struct {
+	mu   sync.Mutex
+	reqs []*model.Request
+	fn   func(req *model.Request) []model.Event
+}
+
+func (r *routeModel) Stream(_ context.Context, req *model.Request) iter.Seq2[model.Event, error] {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req)
+	r.mu.Unlock()
+	return func(yield func(model.Event, error) bool) {
+		for _, ev := range r.fn(req) {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+func usageEv(in, out int) model.Event {
+	return model.Event{Kind: model.EventUsage, Usage: &model.Usage{InputTokens: in, OutputTokens: out}}
+}
+
+// TestSubagentUsageAddsUp: a user profile names a cheaper model; the
+// subagent runs on it, and its cost (at its price) adds to the session's
+// running cost, while the context size the editor is shown stays the
+// session's own.
+func TestSubagentUsageAddsUp(t *testing.T) {
+	profilesDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(profilesDir, "cheap.md"), []byte("---\nname: scout\ndescription: looks cheaply\nreadOnly: true\nmodel: cheap\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parent := &routeModel{fn: func(req *model.Request) []model.Event {
+		if req.Messages[len(req.Messages)-1].Role == model.RoleTool {
+			return []model.Event{{Kind: model.EventText, Text: "ok"}, usageEv(1000, 100)}
+		}
+		args, _ := json.Marshal(map[string]string{"profile": "scout", "prompt": "SUB look"})
+		return []model.Event{{Kind: model.EventToolCall, ToolCall: &model.ToolCall{ID: "call_1", Name: "task", Arguments: args}}, usageEv(1000, 100)}
+	}}
+	cheap := &routeModel{fn: func(*model.Request) []model.Event {
+		return []model.Event{{Kind: model.EventText, Text: "found"}, usageEv(500, 50)}
+	}}
+	e := newEditor(t, Options{Models: []ModelChoice{
+		{ID: "main", Provider: parent, Price: &Price{Input: 1, Output: 2}},
+		{ID: "cheap", Provider: cheap, Price: &Price{Input: 0.1, Output: 0.2}},
+	}, DefaultModel: "main", UserInstructionsDir: "-", UserProfilesDir: profilesDir})
+	sid := e.newSession(t.TempDir())
+	if stop, err := e.prompt(sid, "go"); err != nil || stop != acp.StopEndTurn {
+		t.Fatalf("prompt = %v, %v", stop, err)
+	}
+	if len(parent.reqs) != 2 || len(cheap.reqs) != 1 {
+		t.Fatalf("requests: parent %d, cheap %d", len(parent.reqs), len(cheap.reqs))
+	}
+	var used []uint64
+	var cost float64
+	for _, u := range e.updates() {
+		if u, ok := u.(*acp.UsageUpdate); ok {
+			used = append(used, u.Used)
+			if u.Cost != nil {
+				cost = u.Cost.Amount
+			}
+		}
+	}
+	if d := cmp.Diff([]uint64{1100, 1100, 1100}, used); d != "" {
+		t.Errorf("usage_update used (-want +got):\n%s", d)
+	}
+	want := 2*(1000*1+100*2)/1e6 + (500*0.1+50*0.2)/1e6
+	if math.Abs(cost-want) > 1e-12 {
+		t.Errorf("cost = %v, want %v", cost, want)
 	}
 }

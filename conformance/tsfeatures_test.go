@@ -187,6 +187,7 @@ type tsOut struct {
 	} `json:"errors"`
 	Marks        map[string]int   `json:"marks"`
 	Elicitations []map[string]any `json:"elicitations"`
+	Completions  []map[string]any `json:"completions"`
 }
 
 // run runs one scenario with the bridge's state in stateDir (a fresh one

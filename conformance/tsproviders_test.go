@@ -103,3 +103,42 @@ func TestTypeScriptMCPElicitation(t *testing.T) {
 		t.Errorf("the model read %q: the answer did not reach the server", c)
 	}
 }
+
+// TestTypeScriptMCPURLElicitation: the same with a URL: a real MCP server
+// (mcptest.SignInHTTP) needs the user to visit a page; the official SDK
+// client gets elicitation/create in URL mode with the server's URL and
+// elicitation id, its accept reaches the server, and the server's
+// completion arrives as elicitation/complete.
+func TestTypeScriptMCPURLElicitation(t *testing.T) {
+	f := newTSFeatures(t)
+	mcpSrv := mcptest.SignInHTTP()
+	defer mcpSrv.Close()
+	model := &featureModel{t: t, answer: func(_ *featureModel, _ *http.Request, body map[string]any) string {
+		if role, c := lastMessage(body); role == "tool" {
+			return sseText("The server said: " + c)
+		}
+		return sseCall("call_s", "mcp__signin__sign_in", map[string]any{})
+	}}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	seen := f.run(srv, "", map[string]any{"name": "mcpElicitation", "prompt": "sign me in", "waitCompletion": true,
+		"clientCapabilities": map[string]any{"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}},
+		"mcpServers":         []any{map[string]any{"type": "http", "name": "signin", "url": mcpSrv.URL, "headers": []any{}}},
+		"elicitationAnswer":  map[string]any{"action": "accept"}}, modelArgs(srv), "MOCK_KEY=sk-ts")
+
+	if r := seen.Responses["prompt"]; r["stopReason"] != "end_turn" {
+		t.Fatalf("prompt answered %v (%+v)", r, seen.Errors["prompt"])
+	}
+	sid, _ := seen.Responses["new"]["sessionId"].(string)
+	want := []map[string]any{{"sessionId": sid, "mode": "url", "message": mcptest.SignInMessage, "url": mcptest.SignInURL, "elicitationId": mcptest.SignInID}}
+	if d := cmp.Diff(want, seen.Elicitations); d != "" {
+		t.Errorf("elicitation/create (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]map[string]any{{"elicitationId": mcptest.SignInID}}, seen.Completions); d != "" {
+		t.Errorf("elicitation/complete (-want +got):\n%s", d)
+	}
+	reqs := model.requests()
+	if _, c := lastMessage(reqs[len(reqs)-1]); !strings.Contains(c, "sign-in: accept") {
+		t.Errorf("the model read %q: the answer did not reach the server", c)
+	}
+}

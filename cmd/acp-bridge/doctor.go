@@ -88,6 +88,7 @@ func doctor(ctx context.Context, args []string) []check {
 		out = append(out, endpointChecks(ctx, cfg)...)
 		wd, _ := os.Getwd()
 		out = append(out, policyChecks(cfg, wd)...)
+		out = append(out, profileCheck(wd))
 	}
 	out = append(out, stateCheck(cfg.stateDir), bashCheck(ctx),
 		check{name: "version", ok: true, msg: fmt.Sprintf("%s, %s %s/%s", versionLine(), runtime.Version(), runtime.GOOS, runtime.GOARCH)})

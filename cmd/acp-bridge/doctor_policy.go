@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acp-bridge/acp-bridge/agent"
 	"github.com/acp-bridge/acp-bridge/hooks"
+	"github.com/acp-bridge/acp-bridge/profiles"
 	"github.com/acp-bridge/acp-bridge/rules"
 	"github.com/acp-bridge/acp-bridge/settings"
 )
@@ -103,4 +105,31 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// profileCheck reads the subagent profiles, the user's and the project's
+// in dir, as a session would: a file the editor would only show as a
+// notice is named here with what is wrong. Whether their tools and models
+// exist is checked in a session (it knows the tools and the models).
+func profileCheck(dir string) check {
+	var dirs []profiles.Dir
+	if sd := settingsDir(); sd != "" {
+		dirs = append(dirs, profiles.Dir{Path: filepath.Join(sd, "agents"), Kind: "user"})
+	}
+	if dir != "" {
+		dirs = append(dirs, profiles.Dir{Path: filepath.Join(dir, agent.ProjectProfilesDir), Kind: "project"})
+	}
+	set, errs := profiles.Load(nil, dirs...)
+	if len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return check{name: "profiles", msg: strings.Join(msgs, "; "), fix: "correct the files named; the bridge leaves them out"}
+	}
+	var names []string
+	for _, p := range set.List() {
+		names = append(names, p.Name)
+	}
+	return check{name: "profiles", ok: true, msg: "subagents: " + strings.Join(names, ", ")}
 }

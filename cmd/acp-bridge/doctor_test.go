@@ -25,17 +25,21 @@ func TestDoctor(t *testing.T) {
 	dead.Close()
 
 	tests := []struct {
-		name   string
-		config string // the default config file's content; "" for none
-		env    map[string]string
-		args   []string
-		code   int
-		want   []string // substrings of the output, in any order
+		name    string
+		config  string // the default config file's content; "" for none
+		profile string // a user profile file's content; "" for none
+		env     map[string]string
+		args    []string
+		code    int
+		want    []string // substrings of the output, in any order
 	}{
 		{name: "working setup", env: map[string]string{"OPENAI_API_KEY": ep.good},
 			args: []string{"--base-url", srv.URL + "/v1", "--model", "m1"}, code: 0,
 			want: []string{"ok   config", "ok   key      for " + srv.URL + "/v1 from the environment variable OPENAI_API_KEY",
-				"ok   endpoint " + srv.URL + "/v1 answers and lists m1", "ok   state", "ok   bash", "ok   version  acp-bridge ", "Everything"}},
+				"ok   endpoint " + srv.URL + "/v1 answers and lists m1", "ok   profiles subagents: explorer, general", "ok   state", "ok   bash", "ok   version  acp-bridge ", "Everything"}},
+		{name: "broken profile", env: map[string]string{"OPENAI_API_KEY": ep.good}, args: []string{"--base-url", srv.URL + "/v1", "--model", "m1"},
+			profile: "---\nname: reviewer\ncolour: red\n---\n", code: 1,
+			want: []string{"FAIL profiles", "reviewer.md: front matter:", "colour", "Fix: correct the files named"}},
 		{name: "broken config", config: "model: [unclosed\n", code: 1,
 			want: []string{"FAIL config", "config.yaml", "Fix: correct the setting", "ok   state"}},
 		{name: "misspelt config key", config: "modle: deepseek-chat\n", code: 1,
@@ -73,6 +77,10 @@ func TestDoctor(t *testing.T) {
 			if tt.config != "" {
 				os.MkdirAll(filepath.Join(home, "acp-bridge"), 0o700)
 				os.WriteFile(filepath.Join(home, "acp-bridge", "config.yaml"), []byte(tt.config), 0o600)
+			}
+			if tt.profile != "" {
+				os.MkdirAll(filepath.Join(home, "acp-bridge", "agents"), 0o700)
+				os.WriteFile(filepath.Join(home, "acp-bridge", "agents", "reviewer.md"), []byte(tt.profile), 0o600)
 			}
 			var out, errOut strings.Builder
 			code := run(context.Background(), append([]string{"doctor"}, tt.args...), nil, &out, &errOut)

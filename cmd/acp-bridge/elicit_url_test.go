@@ -2,56 +2,19 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
+	"github.com/acp-bridge/acp-bridge/mcpclient/mcptest"
 )
 
-// signInServer is a real MCP server (the go-sdk's, over streamable HTTP)
-// with one tool that needs the user to visit a page: when the client
-// offers URL mode it asks for a URL elicitation (the multi round-trip
-// form, as the current MCP protocol wants it), and once the user accepted
-// it reports the elicitation complete (notifications/elicitation/complete)
-// and says what it got.
-func signInServer(t *testing.T) *httptest.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "signin", Version: "1.0.0"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "sign_in", Description: "Sign the user in to the service."},
-		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			text := func(s string) *mcp.CallToolResult {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
-			}
-			// A server asks in URL mode only a client that takes it.
-			if ip := req.Session.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil || ip.Capabilities.Elicitation.URL == nil {
-				return text("sign-in: the client takes no URL elicitation"), nil, nil
-			}
-			r, ok := req.Params.InputResponses["login"].(*mcp.ElicitResult)
-			if !ok {
-				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"login": &mcp.ElicitParams{Mode: "url",
-					Message: "Sign in to the service, please.", URL: "https://auth.example/device?code=ABCD", ElicitationID: "el-7"}}}, nil, nil
-			}
-			if r.Action == "accept" {
-				if err := req.Session.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: "el-7"}); err != nil {
-					return text("signed in, but the completion was not sent: " + err.Error()), nil, nil
-				}
-			}
-			return text("sign-in: " + r.Action), nil, nil
-		})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// An MCP server's URL-mode elicitation, through the real binary: a client
+// An MCP server's URL-mode elicitation (mcptest.SignInHTTP: a real MCP
+// server, the go-sdk's), through the real binary: a client
 // that takes URL elicitations gets elicitation/create with the URL and
 // the server's elicitation id (valid against the schema, scoped to the
 // session), its answer reaches the server, and the server's completion
@@ -76,7 +39,10 @@ func TestMCPURLElicitation(t *testing.T) {
 				t.Fatal(err)
 			}
 			check := acpschema.NewChecker(schema)
-			srv := signInServer(t)
+			srv := mcptest.SignInHTTP()
+			// Closed after the bridge (cleanups run last first): Close waits
+			// for the bridge's open connection to the server.
+			t.Cleanup(srv.Close)
 			dir := t.TempDir()
 			script := filepath.Join(dir, "script.json")
 			os.WriteFile(script, []byte(`{"responses":[
@@ -141,7 +107,7 @@ func TestMCPURLElicitation(t *testing.T) {
 					SessionID, Mode, Message, URL, ElicitationID string
 				}
 				if len(elicited) != 1 || json.Unmarshal(elicited[0], &p) != nil || p.SessionID != sess.SessionID || p.Mode != "url" ||
-					p.URL != "https://auth.example/device?code=ABCD" || p.ElicitationID != "el-7" || p.Message != "Sign in to the service, please." {
+					p.URL != mcptest.SignInURL || p.ElicitationID != mcptest.SignInID || p.Message != mcptest.SignInMessage {
 					t.Errorf("elicitation/create %s, want one URL elicitation for the session", elicited)
 				}
 			}

@@ -17,7 +17,10 @@ import { client, ndJsonStream } from "@agentclientprotocol/sdk/unstable";
 
 const scenario = JSON.parse(process.env.SCENARIO);
 const [cmd, ...args] = process.argv.slice(2);
-const seen = { lines: [], sessions: {}, responses: {}, errors: {}, marks: {}, elicitations: [] };
+const seen = { lines: [], sessions: {}, responses: {}, errors: {}, marks: {}, elicitations: [], completions: [] };
+// completed resolves once an elicitation/complete has arrived.
+let completed;
+const completion = new Promise((r) => (completed = r));
 const text = (t) => [{ type: "text", text: t }];
 
 // control talks to the Go test's model server: wait for an event there
@@ -61,6 +64,10 @@ async function bridge(fn) {
     .onRequest("elicitation/create", ({ params }) => {
       seen.elicitations.push(params);
       return scenario.elicitationAnswer ?? { action: "decline" };
+    })
+    .onNotification("elicitation/complete", ({ params }) => {
+      seen.completions.push(params);
+      completed();
     });
   try {
     await app.connectWith(ndJsonStream(toAgent.writable, fromAgent), fn);
@@ -192,13 +199,20 @@ const scenarios = {
   },
 
   // An MCP server of the session (scenario.mcpServers) asks the user for
-  // input while the model calls its tool: the form reaches this client as
-  // elicitation/create, and scenario.elicitationAnswer goes back.
+  // input while the model calls its tool: the form (or URL) reaches this
+  // client as elicitation/create, and scenario.elicitationAnswer goes
+  // back; with scenario.waitCompletion the connection stays until the
+  // server's elicitation/complete has arrived (it travels on its own).
   async mcpElicitation() {
     await bridge(async (ctx) => {
       await init(ctx);
       const s = await newSession(ctx);
       await call(ctx, "prompt", "session/prompt", { sessionId: s.sessionId, prompt: text(scenario.prompt) });
+      if (scenario.waitCompletion) {
+        let timer;
+        const late = new Promise((_, fail) => (timer = setTimeout(() => fail(new Error("no elicitation/complete within 60s")), 60000)));
+        await Promise.race([completion, late]).finally(() => clearTimeout(timer));
+      }
     });
   },
 

@@ -50,3 +50,16 @@ func (q *queue) enter(ctx context.Context) (context.Context, *admission) {
 	q.last = a.mine
 	return context.WithValue(ctx, admissionKey{}, a), a
 }
+
+type acceptedKey struct{}
+
+// Accepted marks a prompt as having its place in the conversation: its
+// user message is logged. A v2
+// connection answers session/prompt then (v2conn.go) and Accepted returns
+// once the answer is written, so the answer comes between the user
+// message's update and the turn's next. It is a no-op outside a v2 prompt.
+func Accepted(ctx context.Context) {
+	if f, ok := ctx.Value(acceptedKey{}).(func()); ok {
+		f()
+	}
+}

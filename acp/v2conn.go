@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -146,9 +147,11 @@ var methodsV2 = map[string]method{
 }
 
 // promptV2 serves v2's session/prompt: the turn runs on after the answer,
-// which comes once the prompt has its place (the agent's Admitted: it holds
-// the turn or its place in the queue) and carries the id of the user
-// message it became. An error before that is the answer; after it, the
+// which comes once the prompt has its place in the conversation (the
+// agent's Accepted: its user message is logged; a prompt queued behind a
+// running turn is answered when its turn comes) and carries the id of the
+// user message it became. One cancelled while it waited is -32800. Its
+// place in line among requests is the one v1 prompts take (Admitted). An error before that is the answer; after it, the
 // turn ends with an idle state_update (the error stop reason), as the draft
 // requires, and the error is only logged here.
 func (c *Conn) promptV2(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -167,6 +170,21 @@ func (c *Conn) promptV2(ctx context.Context, raw json.RawMessage) (any, error) {
 	if place != nil {
 		tctx = context.WithValue(tctx, admissionKey{}, place)
 	}
+	// Accepted answers the request and waits until the answer is written:
+	// the turn's next update follows it on the wire, as v1's follow the
+	// prompt's own order.
+	accepted, replied := make(chan struct{}), make(chan struct{})
+	AfterReply(ctx, func() { close(replied) }) // after the answer, or its failure
+	var once sync.Once
+	tctx = context.WithValue(tctx, acceptedKey{}, func() {
+		once.Do(func() {
+			close(accepted)
+			select {
+			case <-replied:
+			case <-c.Done():
+			}
+		})
+	})
 	done := make(chan error, 1)
 	c.wg.Add(1)
 	go func() {
@@ -185,15 +203,15 @@ func (c *Conn) promptV2(ctx context.Context, raw json.RawMessage) (any, error) {
 		}
 		done <- err
 	}()
-	var admitted <-chan struct{}
-	if place != nil {
-		admitted = place.mine
-	}
 	select {
-	case <-admitted:
+	case <-accepted:
 	case err := <-done:
-		if err != nil && !closed(admitted) {
+		switch {
+		case closed(accepted):
+		case err != nil:
 			return nil, err
+		default: // ended without its message: cancelled while it waited its turn
+			return nil, Errorf(CodeRequestCancelled, "the prompt was cancelled before its message joined the conversation")
 		}
 	}
 	return &V2PromptResponse{MessageID: p.MessageID}, nil

@@ -73,8 +73,8 @@ func TestVersionNegotiation(t *testing.T) {
 }
 
 // TestV2PromptAnswersAtOnce: v2's session/prompt answers with the user
-// message's id once the prompt has its place, while the turn runs on; an
-// error before that is the answer.
+// message's id once the prompt has its place (Accepted), while the turn
+// runs on; an error before that is the answer.
 func TestV2PromptAnswersAtOnce(t *testing.T) {
 	release := make(chan struct{})
 	got := make(chan *PromptRequest, 2)
@@ -83,6 +83,7 @@ func TestV2PromptAnswersAtOnce(t *testing.T) {
 			return nil, InvalidParams("no such session") // before its place
 		}
 		Admitted(ctx)
+		Accepted(ctx)
 		got <- r
 		<-release // the turn runs on after the answer
 		return &PromptResponse{StopReason: StopEndTurn}, nil

@@ -204,7 +204,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 				SystemPrompt: &acp.SystemPromptCaps{Mode: &acp.SystemPromptModeCaps{Override: &acp.Empty{}}}},
 			McpCapabilities: acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
-		AuthMethods: a.authMethods(req.ClientCapabilities),
+		AuthMethods: a.o.authMethods(req.ClientCapabilities),
 		// Steering is an extension outside the schema: clients read this
 		// and never probe (steer.go).
 		Meta: acp.Meta{"steering": map[string]any{"supported": true}},
@@ -230,9 +230,9 @@ func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) 
 	return nil, acp.InvalidParams("invalid params: unknown auth method %q (this agent has none to authenticate with; log in with `acp-bridge login`)", req.MethodID)
 }
 
-func (a *Agent) checkDir(path string) error {
-	if a.o.CheckDir != nil {
-		return a.o.CheckDir(path)
+func (o *Options) checkDir(path string) error {
+	if o.CheckDir != nil {
+		return o.CheckDir(path)
 	}
 	fi, err := os.Stat(path)
 	switch {
@@ -251,7 +251,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	if err := checkRoots(req.Cwd, req.AdditionalDirectories, req.McpServers); err != nil {
 		return nil, err
 	}
-	if err := a.checkDir(req.Cwd); err != nil {
+	if err := a.o.checkDir(req.Cwd); err != nil {
 		// Every tool would fail there; say so now, naming the path.
 		return nil, acp.InvalidParams("invalid params: cwd %q %v", req.Cwd, err)
 	}
@@ -379,8 +379,8 @@ func (a *Agent) Shutdown() {
 
 // cancelCause is why a request's turn ends when its context does: the
 // connection closed (the editor is gone), or the request was cancelled.
-func (a *Agent) cancelCause() error {
-	if c, ok := a.client.(interface{ Done() <-chan struct{} }); ok {
+func cancelCause(client acp.Client) error {
+	if c, ok := client.(interface{ Done() <-chan struct{} }); ok {
 		select {
 		case <-c.Done():
 			return registry.ErrShutdown

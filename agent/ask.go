@@ -14,18 +14,28 @@ import (
 // elicitations: without one a call gets no Asker, and the tool ends the
 // turn with its question instead.
 type asker struct {
-	s      *conversation
-	el     acp.Elicitor
-	callID string
+	el        acp.Elicitor
+	sessionID string
+	callID    string
 }
 
-// askerFor is the Asker of one call, nil when the editor cannot be asked.
-func (s *conversation) askerFor(callID string) registry.Asker {
-	el, ok := s.a.client.(acp.Elicitor)
-	if !ok || !s.caps.ElicitationMode("form") {
+// formElicitor is the client as an Elicitor when it takes form
+// elicitations, else nil.
+func formElicitor(client acp.Client, caps acp.ClientCapabilities) acp.Elicitor {
+	el, ok := client.(acp.Elicitor)
+	if !ok || !caps.ElicitationMode("form") {
 		return nil
 	}
-	return &asker{s: s, el: el, callID: callID}
+	return el
+}
+
+// askerFor is the Asker of one call of the session, nil when the editor
+// cannot be asked (el nil).
+func askerFor(el acp.Elicitor, sessionID, callID string) registry.Asker {
+	if el == nil {
+		return nil
+	}
+	return &asker{el: el, sessionID: sessionID, callID: callID}
 }
 
 // answerField is the form's one field.
@@ -37,7 +47,7 @@ func (a *asker) Ask(ctx context.Context, q registry.Question) (registry.Answer, 
 		field["enum"] = q.Options
 	}
 	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{answerField: field}, "required": []string{answerField}})
-	resp, err := a.el.CreateElicitation(ctx, &acp.CreateElicitationRequest{SessionID: a.s.id, ToolCallID: a.callID,
+	resp, err := a.el.CreateElicitation(ctx, &acp.CreateElicitationRequest{SessionID: a.sessionID, ToolCallID: a.callID,
 		Mode: "form", Message: q.Text, RequestedSchema: schema})
 	if err != nil {
 		if ctx.Err() != nil {

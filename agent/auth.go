@@ -13,14 +13,14 @@ var _ acp.LoggerOuter = (*Agent)(nil)
 // again) is offered only to a client that says it can run one: with
 // clientCapabilities.auth.terminal, or with the older
 // _meta["terminal-auth"] that Zed and the ACP Registry's checker send.
-func (a *Agent) authMethods(caps acp.ClientCapabilities) []acp.AuthMethod {
+func (o *Options) authMethods(caps acp.ClientCapabilities) []acp.AuthMethod {
 	methods := []acp.AuthMethod{}
 	legacy, _ := caps.Meta["terminal-auth"].(bool)
 	current := caps.Auth != nil && caps.Auth.Terminal
-	if a.o.TerminalLogin == nil || !legacy && !current {
+	if o.TerminalLogin == nil || !legacy && !current {
 		return methods
 	}
-	m := *a.o.TerminalLogin
+	m := *o.TerminalLogin
 	if current {
 		// The first-class method says it all; the _meta form (with the
 		// command's local path) is only for clients that need it.

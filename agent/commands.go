@@ -2,13 +2,16 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/internal/jobs"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
@@ -19,7 +22,32 @@ import (
 // reason of the turn it ran in.
 type command struct {
 	session.Command
-	run func(ctx context.Context, s *conversation, arg string) acp.StopReason
+	run func(ctx context.Context, s *commandEnv, arg string) acp.StopReason
+}
+
+// commandEnv is what a slash command may use of its session: it tells the
+// user (notice) and acts through the session's parts and the operations
+// named here, never on the conversation itself (its locks, state and log
+// are the turn loop's). Made by turn for the command it runs.
+type commandEnv struct {
+	cwd       string
+	modelHint string // what to say when no model is configured (Options.ModelHint)
+	notice    func(ctx context.Context, text string)
+	ctl       *controls
+	prompts   *prompts
+	scope     *registry.Scope
+	jobs      *jobs.Table
+	policy    *userPolicy
+	// contextLen is how many messages the model's context holds.
+	contextLen func() int
+	// clear empties the model's context (and reports its size).
+	clear func(ctx context.Context)
+	// compact replaces the context's first n messages with a summary,
+	// keeping what arg asks for (compaction.go).
+	compact func(ctx context.Context, arg string, n int) error
+	// call runs a call the session makes itself (not the model) through
+	// the pipeline, as a card of its own; the recorder names it from want.
+	call func(ctx context.Context, want, tool string, args json.RawMessage) registry.Result
 }
 
 // commands is the catalog, in the order /help lists it.
@@ -108,7 +136,20 @@ func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *
 	if name, arg, ok := parseCommand(text); ok {
 		for _, c := range commands {
 			if c.Name == name {
-				return c.run(ctx, s, arg), nil
+				return c.run(ctx, &commandEnv{cwd: s.cwd, modelHint: s.a.o.ModelHint, notice: s.notice,
+					ctl: s.ctl, prompts: s.prompts, scope: s.scope, jobs: s.jobs, policy: s.policy,
+					contextLen: func() int { return len(s.history()) },
+					clear: func(ctx context.Context) {
+						s.emit(ctx, session.New(session.ContextReset{Reason: "clear"}))
+						s.meter.record(ctx, &model.Usage{})
+					},
+					compact: func(ctx context.Context, arg string, n int) error {
+						return s.compactContext(ctx, session.CompactManual, arg, n)
+					},
+					call: func(ctx context.Context, want, tool string, args json.RawMessage) registry.Result {
+						id := s.calls.ids(want)[0] // a call of its own, not the model's (registry/callid.go)
+						return s.runTools(ctx, []model.ToolCall{{ID: id, Name: tool, Arguments: args}})[0]
+					}}, arg), nil
 			}
 		}
 		s.notice(ctx, fmt.Sprintf("Unknown command `/%s`. %s", name, commandList()))
@@ -139,39 +180,38 @@ func commandList() string {
 	return b.String()
 }
 
-func cmdHelp(ctx context.Context, s *conversation, _ string) acp.StopReason {
+func cmdHelp(ctx context.Context, s *commandEnv, _ string) acp.StopReason {
 	_, ins := s.prompts.fixed(ctx)
 	s.notice(ctx, commandList()+"\n\n"+sysprompt.Summary(ins))
 	return acp.StopEndTurn
 }
 
-func cmdClear(ctx context.Context, s *conversation, _ string) acp.StopReason {
-	n := len(s.history())
-	s.emit(ctx, session.New(session.ContextReset{Reason: "clear"}))
-	s.meter.record(ctx, &model.Usage{})
+func cmdClear(ctx context.Context, s *commandEnv, _ string) acp.StopReason {
+	n := s.contextLen()
+	s.clear(ctx)
 	s.notice(ctx, fmt.Sprintf("Context cleared: the model no longer sees the %d earlier messages. The transcript above stays for you.", n))
 	return acp.StopEndTurn
 }
 
 // cmdCompact replaces the whole context with a summary the model writes,
 // reported like an automatic compaction (compaction.go).
-func cmdCompact(ctx context.Context, s *conversation, arg string) acp.StopReason {
+func cmdCompact(ctx context.Context, s *commandEnv, arg string) acp.StopReason {
 	if s.ctl.provider() == nil {
-		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
+		s.notice(ctx, noModelMessage(s.modelHint))
 		return acp.StopEndTurn
 	}
-	n := len(s.history())
+	n := s.contextLen()
 	if n == 0 {
 		s.notice(ctx, "Nothing to compact: the context is empty.")
 		return acp.StopEndTurn
 	}
-	if err := s.compactContext(ctx, session.CompactManual, arg, n); err != nil && ctx.Err() != nil {
+	if err := s.compact(ctx, arg, n); err != nil && ctx.Err() != nil {
 		return acp.StopCancelled
 	}
 	return acp.StopEndTurn
 }
 
-func cmdMode(ctx context.Context, s *conversation, arg string) acp.StopReason {
+func cmdMode(ctx context.Context, s *commandEnv, arg string) acp.StopReason {
 	if arg == "" {
 		cur := s.ctl.mode()
 		var b strings.Builder
@@ -195,10 +235,10 @@ func cmdMode(ctx context.Context, s *conversation, arg string) acp.StopReason {
 	return acp.StopEndTurn
 }
 
-func cmdModel(ctx context.Context, s *conversation, arg string) acp.StopReason {
-	ms := s.a.models.Models()
+func cmdModel(ctx context.Context, s *commandEnv, arg string) acp.StopReason {
+	ms := s.ctl.choices()
 	if len(ms) == 0 {
-		s.notice(ctx, noModelMessage(s.a.o.ModelHint))
+		s.notice(ctx, noModelMessage(s.modelHint))
 		return acp.StopEndTurn
 	}
 	if arg == "" {
@@ -220,18 +260,18 @@ func cmdModel(ctx context.Context, s *conversation, arg string) acp.StopReason {
 		return acp.StopEndTurn
 	}
 	if err := s.ctl.set(ctx, mapping.ConfigModel, arg); err != nil {
-		s.notice(ctx, fmt.Sprintf("Unknown model `%s`; the models are %s.", arg, s.a.modelIDs()))
+		s.notice(ctx, fmt.Sprintf("Unknown model `%s`; the models are %s.", arg, s.ctl.modelIDs()))
 		return acp.StopEndTurn
 	}
 	s.notice(ctx, fmt.Sprintf("Model is now **%s**; the next request goes to it.", arg))
 	return acp.StopEndTurn
 }
 
-func cmdTools(ctx context.Context, s *conversation, _ string) acp.StopReason {
+func cmdTools(ctx context.Context, s *commandEnv, _ string) acp.StopReason {
 	defs := s.scope.Visible()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools visible to the model", len(defs))
-	fmt.Fprintf(&b, " (tools mode %s)", s.code.get())
+	fmt.Fprintf(&b, " (tools mode %s)", s.scope.Mode())
 	fmt.Fprintf(&b, "; permission mode **%s**:\n", s.ctl.mode())
 	for _, d := range defs {
 		desc, _, _ := strings.Cut(d.Description, ". ")

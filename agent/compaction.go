@@ -64,7 +64,9 @@ type room struct {
 	// and the running turn.
 	folded func() (c ctxSize, history, turn int)
 
-	mu         sync.Mutex // guards window and failedTurn; taken alone
+	// window and failedTurn are what the turns learned. Only the running
+	// turn reads or writes them, and one turn runs at a time, handed on
+	// under the conversation's mu (prompt), so they need no lock.
 	window     int
 	failedTurn int
 }
@@ -75,30 +77,30 @@ type room struct {
 func (r *room) policy() compact.Policy {
 	c, _, _ := r.folded()
 	size := catalog.Window(r.ctl.model(), c.size)
-	r.mu.Lock()
 	if w := r.window; w > 0 && w < size {
 		size = w
 	}
-	r.mu.Unlock()
 	return compact.Policy{Window: size, Threshold: r.threshold}
 }
 
 // windowInError reads the window from the usual wording of a refusal
 // ("maximum context length is 65536 tokens"), 0 when it names none.
-var windowInError = regexp.MustCompile(`(?i)(?:maximum context length|context window|context size) (?:is|of) (\d+)`)
+// Compiled at the first refusal, not at start-up (56 allocations before
+// initialize is answered, for what most sessions never see).
+var windowInError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:maximum context length|context window|context size) (?:is|of) (\d+)`)
+})
 
 // learn keeps the window an endpoint's refusal names, the smallest seen.
 func (r *room) learn(err error) {
-	m := windowInError.FindStringSubmatch(err.Error())
+	m := windowInError().FindStringSubmatch(err.Error())
 	if m == nil {
 		return
 	}
 	if n, convErr := strconv.Atoi(m[1]); convErr == nil && n > 0 {
-		r.mu.Lock()
 		if r.window == 0 || n < r.window {
 			r.window = n
 		}
-		r.mu.Unlock()
 	}
 }
 
@@ -128,16 +130,12 @@ func (r *room) automatic() (turn int, ok bool) {
 		return 0, false // automatic compaction is off (configured, or the session's switch)
 	}
 	_, _, turn = r.folded()
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	return turn, r.failedTurn != turn
 }
 
 // failed marks turn as one whose automatic compaction failed.
 func (r *room) failed(turn int) {
-	r.mu.Lock()
 	r.failedTurn = turn
-	r.mu.Unlock()
 }
 
 // fullRequest is the next model request, tools included.

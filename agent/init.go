@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/acp-bridge/acp-bridge/acp"
-	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
 
@@ -20,7 +19,7 @@ import (
 // written. The model is not involved: the starter comes from the files
 // (sysprompt.Starter), and the call is not part of the model's context.
 // The new file takes effect in the next session (this one's prompt is fixed).
-func cmdInit(ctx context.Context, s *conversation, _ string) acp.StopReason {
+func cmdInit(ctx context.Context, s *commandEnv, _ string) acp.StopReason {
 	path := filepath.Join(s.cwd, sysprompt.InstructionsFile)
 	if _, err := os.Stat(path); err == nil {
 		s.notice(ctx, fmt.Sprintf("`%s` already exists; edit it, or remove it and run `/init` again.", path))
@@ -35,13 +34,12 @@ func cmdInit(ctx context.Context, s *conversation, _ string) acp.StopReason {
 		return acp.StopEndTurn
 	}
 	args, _ := json.Marshal(map[string]string{"file_path": path, "content": sysprompt.Starter(s.cwd)})
-	id := s.calls.ids("init")[0] // a call of its own, not the model's (registry/callid.go)
-	res := s.runTools(ctx, []model.ToolCall{{ID: id, Name: "write", Arguments: args}})
+	res := s.call(ctx, "init", "write", args)
 	switch {
 	case ctx.Err() != nil:
 		return acp.StopCancelled
-	case len(res) == 1 && res[0].IsError:
-		s.notice(ctx, fmt.Sprintf("No AGENTS.md was written: %s", res[0].Text()))
+	case res.IsError:
+		s.notice(ctx, fmt.Sprintf("No AGENTS.md was written: %s", res.Text()))
 	default:
 		s.notice(ctx, fmt.Sprintf("Wrote a starter `%s`: fill in what it leaves open. Agents read it from the next session on.", path))
 	}

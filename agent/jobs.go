@@ -63,7 +63,7 @@ func (j *jobEvents) Ended(i jobs.Info) {
 }
 
 // cmdJobs lists the session's background jobs for the user.
-func cmdJobs(ctx context.Context, s *conversation, _ string) acp.StopReason {
+func cmdJobs(ctx context.Context, s *commandEnv, _ string) acp.StopReason {
 	list := s.jobs.List()
 	if len(list) == 0 {
 		s.notice(ctx, "No background jobs in this session. The model starts one with bash's run_in_background; each ends when the session closes.")

@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -231,51 +229,6 @@ func (a *Agent) restore(ctx context.Context, id, cwd string, dirs []string, serv
 	return s, nil
 }
 
-// tellSkipped tells the editor which lines of the stored log could not be
-// used: the session was rebuilt without them. The notice is about this
-// load, not part of the conversation, so it is not logged.
-func (s *conversation) tellSkipped(ctx context.Context, send bool) {
-	skipped := s.log.Skipped()
-	if len(skipped) == 0 {
-		return
-	}
-	level := slog.LevelInfo // the editor is told below
-	if !send {
-		level = slog.LevelWarn // resumed: nothing is shown, so the log says it
-	}
-	s.a.log.Log(ctx, level, "session log has damaged lines; loaded without them", "session", s.id, "lines", len(skipped), "first", skipped[0].Error())
-	if !send {
-		return
-	}
-	var b strings.Builder
-	for i, c := range skipped {
-		if i == 5 {
-			fmt.Fprintf(&b, "\n… and %d more", len(skipped)-i)
-			break
-		}
-		b.WriteString("\n- " + c.Error())
-	}
-	what := fmt.Sprintf("%d damaged lines of its log were", len(skipped))
-	if len(skipped) == 1 {
-		what = "a damaged line of its log was"
-	}
-	desc := fmt.Sprintf("The session loaded, but %s left out (the file is unchanged):%s", what, b.String())
-	s.emitMu.Lock()
-	updates := s.fold(session.New(session.Notice{Text: "\n\n[" + desc + "]\n\n", Severity: acp.NoticeWarning,
-		Title: "Part of this session could not be read", Description: desc}))
-	s.emitMu.Unlock()
-	s.send(ctx, updates)
-}
-
-// foldLog applies every stored event of a session being opened, through
-// the same fold as live events; the editor gets the updates of the events
-// from sequence number from on (none for 0).
-func (s *conversation) foldLog(ctx context.Context, from int64) error {
-	s.emitMu.Lock()
-	defer s.emitMu.Unlock()
-	return s.sendLog(ctx, s.fold, from)
-}
-
 // replay sends a live session's log again as session/load shows it,
 // through a fresh translator: the live one keeps its own state, and the
 // session's state does not change. Events wait meanwhile, so the replay
@@ -284,40 +237,6 @@ func (s *conversation) replay(ctx context.Context, from int64) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	return s.sendLog(ctx, s.newTranslator(true).Translate, from)
-}
-
-// sendLog is the stored log's one loop, for a load and a replay alike:
-// each event goes through step (the fold, or only a translator), and with
-// send its updates go to the editor, except those a replay leaves out
-// (hiddenOnReplay). An update the editor does not take fails the load,
-// where the live path (record) only logs it. Called with emitMu held.
-//
-// Only the events from sequence number from on are sent (none for 0): a
-// v2 resume replays from a cursor, and the translator still sees every
-// event, so what it sends is what a whole replay would send of them.
-func (s *conversation) sendLog(ctx context.Context, step func(session.Event) []acp.Update, from int64) error {
-	send := from > 0
-	evs := s.log.Events()
-	void := hiddenOnReplay(evs, s.scope)
-	for i, ev := range evs {
-		if err := ctx.Err(); err != nil {
-			// $/cancel_request (or the editor gone). A load answers -32800
-			// and restore drops the half-folded session, unsealed and not
-			// live, its log closed, so a later load starts clean; a replay
-			// leaves the live session as it was.
-			return err
-		}
-		updates := step(session.WithBlocks(ev)) // a prompt is decoded here, once for the fold and the translator
-		if !send || void[i] || ev.Seq < from {
-			continue
-		}
-		for _, u := range updates {
-			if err := s.a.client.SessionUpdate(ctx, s.id, u); err != nil {
-				return fmt.Errorf("replaying session %s: %w", s.id, err)
-			}
-		}
-	}
-	return nil
 }
 
 // hiddenOnReplay are the indexes of the events a replay leaves out, so a

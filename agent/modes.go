@@ -85,11 +85,12 @@ func (c *controls) Controls() (*acp.SessionModeState, []acp.ConfigOption) {
 }
 
 // state is the complete state the mapping renders.
-func (c *controls) state() session.Controls { return c.a.controlsOf(c.read()) }
+func (c *controls) state() session.Controls { return c.of(c.read()) }
 
-// controlsOf is the event that records ctl, with the choices offered.
-func (a *Agent) controlsOf(ctl ctlState) session.Controls {
-	c := session.Controls{Mode: ctl.mode, Modes: a.offeredModes(ctl.mode), Model: ctl.model,
+// of is the event that records ctl, with the choices offered.
+func (c *controls) of(ctl ctlState) session.Controls {
+	a := c.a
+	ev := session.Controls{Mode: ctl.mode, Modes: c.offeredModes(ctl.mode), Model: ctl.model,
 		Tools: string(ctl.tools), ToolsModes: toolsModeChoices, Effort: ctl.effort,
 		Switches: []session.Switch{
 			{ID: mapping.ConfigAutoCompact, Name: "Automatic compaction", On: !ctl.manualCompact,
@@ -98,19 +99,19 @@ func (a *Agent) controlsOf(ctl ctlState) session.Controls {
 				Description: "Show the model's reasoning in the thread (it is kept either way)"},
 		}}
 	for _, m := range a.models.Models() {
-		c.Models = append(c.Models, session.Choice{ID: m.ID, Name: m.Name, Description: m.Description})
+		ev.Models = append(ev.Models, session.Choice{ID: m.ID, Name: m.Name, Description: m.Description})
 	}
 	// The effort is offered for the model that takes one; the choice is kept
 	// (and logged) across a switch to a model that takes none.
 	if m := a.models.Find(ctl.model); m != nil && len(m.ReasoningEfforts) > 0 {
 		for _, e := range m.ReasoningEfforts {
-			c.Efforts = append(c.Efforts, session.Choice{ID: e, Name: effortName(e)})
+			ev.Efforts = append(ev.Efforts, session.Choice{ID: e, Name: effortName(e)})
 		}
-		if !slices.Contains(m.ReasoningEfforts, c.Effort) {
-			c.Effort = defaultEffort(m.ReasoningEfforts)
+		if !slices.Contains(m.ReasoningEfforts, ev.Effort) {
+			ev.Effort = defaultEffort(m.ReasoningEfforts)
 		}
 	}
-	return c
+	return ev
 }
 
 func (c *controls) mode() string { return c.read().mode }
@@ -140,7 +141,7 @@ func (c *controls) set(ctx context.Context, id, value string) error {
 		ctl.mode = value
 	case mapping.ConfigModel:
 		if c.a.models.Find(value) == nil {
-			return acp.InvalidParams("invalid params: unknown model %q (use %s)", value, c.a.modelIDs())
+			return acp.InvalidParams("invalid params: unknown model %q (use %s)", value, c.modelIDs())
 		}
 		ctl.model = value
 	case mapping.ConfigEffort:
@@ -159,7 +160,7 @@ func (c *controls) set(ctx context.Context, id, value string) error {
 		return acp.InvalidParams("invalid params: unknown config option %q (this agent has %q, %q, %q and, for models that take one, %q)",
 			id, mapping.ConfigMode, mapping.ConfigModel, mapping.ConfigTools, mapping.ConfigEffort)
 	}
-	c.emit(ctx, session.New(c.a.controlsOf(ctl)))
+	c.emit(ctx, session.New(c.of(ctl)))
 	return nil
 }
 
@@ -176,7 +177,7 @@ func (c *controls) setSwitch(ctx context.Context, id string, on bool) error {
 		return acp.InvalidParams("invalid params: %q is not a boolean option (this agent has %q and %q)",
 			id, mapping.ConfigAutoCompact, mapping.ConfigShowThoughts)
 	}
-	c.emit(ctx, session.New(c.a.controlsOf(ctl)))
+	c.emit(ctx, session.New(c.of(ctl)))
 	return nil
 }
 
@@ -188,8 +189,8 @@ func isSwitch(id string) bool {
 // offeredModes are the permission modes the picker offers: bypass only
 // when the user opted in (Options.OfferBypass), or while it is the current
 // mode (a picker must hold its current value).
-func (a *Agent) offeredModes(current string) []session.Choice {
-	if a.o.OfferBypass || current == ModeBypass {
+func (c *controls) offeredModes(current string) []session.Choice {
+	if c.a.o.OfferBypass || current == ModeBypass {
 		return PermissionModes
 	}
 	return slices.DeleteFunc(slices.Clone(PermissionModes), func(c session.Choice) bool { return c.ID == ModeBypass })
@@ -203,9 +204,12 @@ func modeIDs() string {
 	return strings.Join(ids, ", ")
 }
 
-func (a *Agent) modelIDs() string {
+// choices are the models a session may pick.
+func (c *controls) choices() []ModelChoice { return c.a.models.Models() }
+
+func (c *controls) modelIDs() string {
 	var ids []string
-	for _, m := range a.models.Models() {
+	for _, m := range c.choices() {
 		ids = append(ids, m.ID)
 	}
 	if len(ids) == 0 {
@@ -277,7 +281,7 @@ func (c *controls) fromPicker(id, value string) error {
 	if id != mapping.ConfigMode || value != ModeBypass {
 		return nil
 	}
-	if !slices.ContainsFunc(c.a.offeredModes(c.mode()), func(m session.Choice) bool { return m.ID == value }) {
+	if !slices.ContainsFunc(c.offeredModes(c.mode()), func(m session.Choice) bool { return m.ID == value }) {
 		return acp.InvalidParams("invalid params: mode %q is not offered in the picker; use /mode bypass, or start acp-bridge with --offer-bypass", value)
 	}
 	return nil

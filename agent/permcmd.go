@@ -13,7 +13,7 @@ import (
 // cmdPermissions lists the permission rules in effect, where each comes
 // from, the hooks and the project settings' trust; `/permissions remove N`
 // (or the rule's text) forgets a remembered rule.
-func cmdPermissions(ctx context.Context, s *conversation, arg string) acp.StopReason {
+func cmdPermissions(ctx context.Context, s *commandEnv, arg string) acp.StopReason {
 	s.policy.reload(ctx)
 	v := s.policy.current()
 	list := orderedRules(v.rules)
@@ -75,7 +75,7 @@ func orderedRules(rs rules.Set) []rules.Rule {
 	return out
 }
 
-func removeRule(ctx context.Context, s *conversation, list []rules.Rule, which string) string {
+func removeRule(ctx context.Context, s *commandEnv, list []rules.Rule, which string) string {
 	if which == "" {
 		return "Name the rule to remove: `/permissions remove N`, N from `/permissions`."
 	}

@@ -372,8 +372,8 @@ func (p *userPolicy) forget(ctx context.Context, rule string) (bool, error) {
 }
 
 // report is how a session tells the user about its policy: a warning notice.
-func policyReport(s *conversation) func(ctx context.Context, title, description string) {
+func policyReport(status func(context.Context, session.Notice)) func(ctx context.Context, title, description string) {
 	return func(ctx context.Context, title, description string) {
-		s.status(ctx, session.Notice{Severity: acp.NoticeWarning, Title: title, Description: description})
+		status(ctx, session.Notice{Severity: acp.NoticeWarning, Title: title, Description: description})
 	}
 }

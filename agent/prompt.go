@@ -51,7 +51,7 @@ func (p *prompts) take(ctx context.Context) session.SystemPrompt {
 		repo = env.Git.Root
 	}
 	ins, errs := sysprompt.LoadInstructions(sysprompt.InstructionOptions{Workspace: p.roots[0], RepoRoot: repo,
-		UserDir: p.a.userInstructionsDir(), MaxBytes: p.a.o.MaxInstructionBytes})
+		UserDir: p.a.o.userInstructionsDir(), MaxBytes: p.a.o.MaxInstructionBytes})
 	for _, err := range errs {
 		p.a.log.Warn("instructions file left out", "session", p.id, "err", err)
 	}
@@ -63,14 +63,14 @@ func (p *prompts) take(ctx context.Context) session.SystemPrompt {
 	return sp
 }
 
-func (a *Agent) userInstructionsDir() string {
-	switch a.o.UserInstructionsDir {
+func (o *Options) userInstructionsDir() string {
+	switch o.UserInstructionsDir {
 	case "":
 		return sysprompt.UserDir()
 	case "-":
 		return ""
 	}
-	return a.o.UserInstructionsDir
+	return o.UserInstructionsDir
 }
 
 // system is the system message: the fixed part, the client's prompt when

@@ -100,6 +100,6 @@ func (a *Agent) refreshPickers(ctx context.Context, before []string) {
 	}
 	a.mu.Unlock()
 	for _, s := range live {
-		s.emit(ctx, session.New(a.controlsOf(s.ctl.read())))
+		s.emit(ctx, session.New(s.ctl.of(s.ctl.read())))
 	}
 }

@@ -20,12 +20,47 @@ import (
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
-// conversation is one session: its identity, its log, the state folded from
-// it, and the turn loop. What it uses besides are small parts of their own:
-// the MCP servers (mcp.go), editor file access (files.go), permission
-// asking (permission.go), Code Mode (codemode.go), live output (output.go).
+// conversation is one session: the state folded from its log, and the turn
+// loop. What it is and where it runs (sessionEnv), the path of its events
+// (timeline.go) and who holds its turn (turnSlot) are parts of their own,
+// and so is what it uses besides: the MCP servers (mcp.go), editor file
+// access (files.go), permission asking (permission.go), Code Mode
+// (codemode.go), the tool calls (calls.go), live output (output.go).
 type conversation struct {
-	a     *Agent
+	a *Agent
+	sessionEnv
+	scope   *registry.Scope
+	pipe    *pipeline.Pipeline
+	files   *Files        // tools' file access and read-tracking (files.go)
+	jobs    *jobs.Table   // background commands, ended by close (jobs.go)
+	perm    *permissions  // approval requests and "always" answers (permission.go)
+	code    *codeMode     // tools mode and run_code (codemode.go)
+	ctl     *controls     // mode, model, tools mode, effort (modes.go)
+	meter   *meter        // usage and cost reporting (usage.go)
+	prompts *prompts      // the system prompt (prompt.go)
+	calls   *callRecorder // every tool call's events and live output (calls.go)
+	subs    *subagents    // profiles, the task tool, launching subagents (subagent.go)
+	policy  *userPolicy   // the user's rules and hooks (policy.go)
+
+	// timeline is the one path of events: append, fold, translate, send,
+	// under its emitMu; the lock order is written there (timeline.go).
+	timeline
+
+	// mu guards st and the running turn; taken after emitMu, never before
+	// (timeline.go).
+	mu  sync.Mutex
+	st  *state // changed only by apply, in fold (state.go)
+	req reqCache
+	turnSlot
+
+	announced *announcer  // the command catalog, before the first turn (commands.go)
+	mcp       *mcpServers // the editor's MCP servers (mcp.go)
+	room      *room       // when the context needs room (compaction.go)
+}
+
+// sessionEnv is what a session is and where it runs, fixed when it is
+// made: its id, its roots, and how its client reads it.
+type sessionEnv struct {
 	id    string
 	cwd   string
 	roots []string
@@ -35,57 +70,18 @@ type conversation struct {
 	// of its clientInfo), snapshotted with caps.
 	zeroLines bool
 	editor    clientKind // whose settings a failure's advice names (failure.go)
-	scope     *registry.Scope
-	pipe      *pipeline.Pipeline
-	files     *Files        // tools' file access and read-tracking (files.go)
-	jobs      *jobs.Table   // background commands, ended by close (jobs.go)
-	perm      *permissions  // approval requests and "always" answers (permission.go)
-	code      *codeMode     // tools mode and run_code (codemode.go)
-	ctl       *controls     // mode, model, tools mode, effort (modes.go)
-	meter     *meter        // usage and cost reporting (usage.go)
-	prompts   *prompts      // the system prompt (prompt.go)
-	calls     *callRecorder // every tool call's events and live output (calls.go)
-	subs      *subagents    // profiles, the task tool, launching subagents (subagent.go)
-	policy    *userPolicy   // the user's rules and hooks (policy.go)
+}
 
-	// emitMu orders events: one append and its updates at a time, so the
-	// log order is the wire order.
-	//
-	// Lock order, the only nesting in a session:
-	//
-	//	outputCoalescer.sendMu -> emitMu -> mu -> the registry's lock
-	//	meter.costMu -> emitMu
-	//
-	// A coalescer sends (emits) holding its sendMu, so output never
-	// follows its call's result. Under emitMu, fold takes mu to apply the
-	// event, then sets the scope's tools mode and translates (both take
-	// the registry's lock). Nothing takes emitMu while holding mu, and
-	// nothing emits while holding any other lock but the meter's costMu
-	// (a running cost is read and logged as one step): the parts' own locks
-	// (announcer, room, meter, steering, Files, mcpclient.Servers, callRecorder,
-	// a coalescer's mu) are each taken alone and released before an emit,
-	// and the parts' readers of the folded state take mu alone.
-	emitMu     sync.Mutex
-	log        *session.Log
-	tr         translator
-	saveFailed bool // the log could not be written; the user was told (emit)
-
-	// mu guards st and the running turn; taken after emitMu, never before
-	// (see the lock order above).
-	mu      sync.Mutex
-	st      *state // changed only by apply, in commitLocked (state.go)
-	req     reqCache
+// turnSlot is who holds the session's one turn: the running turn and the
+// prompts queued behind it. The conversation's mu guards it.
+type turnSlot struct {
 	running bool
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when the running turn ends
 	// queued are the prompts that arrived while a turn ran, in order; each
 	// is handed the turn when the one before ends (prompt).
 	queued []*queuedPrompt
-
-	announced *announcer  // the command catalog, before the first turn (commands.go)
-	mcp       *mcpServers // the editor's MCP servers (mcp.go)
-	room      *room       // when the context needs room (compaction.go)
-	steer     steering    // messages for the running turn (steer.go)
+	steer  steering // messages for the running turn (steer.go)
 }
 
 // newSession builds a session over lg; replay says whether its translator
@@ -94,8 +90,18 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	a.mu.Lock()
 	v2 := a.v2
 	a.mu.Unlock()
-	s := &conversation{a: a, id: id, cwd: roots[0], roots: roots, caps: caps, v2: v2,
-		scope: a.o.Registry.NewScope(), log: lg}
+	s := &conversation{a: a, sessionEnv: sessionEnv{id: id, cwd: roots[0], roots: roots, caps: caps, v2: v2},
+		scope: a.o.Registry.NewScope()}
+	s.sessionID, s.client, s.logger, s.log, s.tools = id, a.client, a.log, lg, s.scope
+	s.apply = func(ev session.Event) {
+		s.mu.Lock()
+		s.st.apply(ev)
+		tools := s.st.ctl.tools
+		s.mu.Unlock()
+		if _, ok := ev.Payload.(session.Controls); ok {
+			s.code.set(tools) // the scope's visibility follows the state
+		}
+	}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.jobs = jobs.New(newJobEvents(s.emit))
 	s.perm = &permissions{id: id, client: permissionClient(a.client, v2), log: a.log, emit: s.emit,
@@ -152,7 +158,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.zeroLines = mapping.ZeroBasedLines(a.info)
 	s.editor = editorOf(a.info)
 	a.mu.Unlock()
-	s.policy = newUserPolicy(a.o.Policy, a.o.Settings, id, s.cwd, a.log, policyReport(s))
+	s.policy = newUserPolicy(a.o.Policy, a.o.Settings, id, s.cwd, a.log, policyReport(s.status))
 	s.perm.policy = s.policy
 	s.perm.seq = func() string { // the running turn's number
 		s.mu.Lock()
@@ -191,73 +197,6 @@ func (s *conversation) mappingOptions(replay bool) mapping.Options {
 		BooleanOptions: s.caps.BooleanConfigOptions()}
 }
 
-// emit appends an event, applies it and sends its updates: the one live
-// path. Updates are written with a context that outlives a cancelled turn:
-// final card updates must still go out.
-func (s *conversation) emit(ctx context.Context, ev session.Event) { s.record(ctx, ev, true) }
-
-// record appends, applies and translates an event; send says whether the
-// editor sees the updates (not for what it learns otherwise: the controls
-// session/new answers with, the seal of a resumed session).
-func (s *conversation) record(ctx context.Context, ev session.Event, send bool) {
-	s.emitMu.Lock()
-	defer s.emitMu.Unlock()
-	updates := s.fold(s.log.Append(ev))
-	// Said with an update the editor is sent: a log that could not even be
-	// created (session/new on a full disk) fails before any is.
-	if send && !s.saveFailed {
-		if err := s.log.Err(); err != nil {
-			// The disk filled up (or went away): say so once, where the
-			// user looks; the session goes on in memory.
-			s.saveFailed = true
-			updates = append(updates, s.fold(s.log.Append(session.New(session.Notice{Text: fmt.Sprintf(
-				"\n\n[This session is no longer being saved (%v); it goes on in memory, but session/load will not have what follows.]\n\n", err),
-				Severity: acp.NoticeWarning, Title: "This session is no longer being saved",
-				Description: fmt.Sprintf("%v. It goes on in memory, but session/load will not have what follows.", err)})))...)
-		}
-	}
-	if send {
-		s.send(ctx, updates)
-	}
-}
-
-func (s *conversation) send(ctx context.Context, updates []acp.Update) {
-	for _, u := range updates {
-		if err := s.a.client.SessionUpdate(context.WithoutCancel(ctx), s.id, u); err != nil {
-			s.a.log.Debug("session/update not delivered", "session", s.id, "err", err)
-		}
-	}
-}
-
-// fold applies one logged event to the state and translates it; called
-// with emitMu held, for every event live and on load alike.
-func (s *conversation) fold(ev session.Event) []acp.Update {
-	s.mu.Lock()
-	s.st.apply(ev)
-	tools := s.st.ctl.tools
-	s.mu.Unlock()
-	if _, ok := ev.Payload.(session.Controls); ok {
-		s.code.set(tools) // the scope's visibility follows the state
-	}
-	return s.tr.Translate(ev)
-}
-
-// notice says something to the user as agent text (command output, hints).
-func (s *conversation) notice(ctx context.Context, text string) {
-	s.emit(ctx, session.New(session.Notice{Text: text}))
-}
-
-// status tells the user something out of band: a retry, a dead MCP server,
-// a stop. n carries both forms: a `notice` for a client that takes them
-// (its Severity, Title, Description), agent text (its Text) for the others.
-// This is the plumbing every such message goes through (compaction too).
-func (s *conversation) status(ctx context.Context, n session.Notice) {
-	if n.Text == "" {
-		n.Text = mapping.NoticeText(n.Title, n.Description)
-	}
-	s.emit(ctx, session.New(n))
-}
-
 // queuedPrompt is a prompt waiting for the running turn to end. Its
 // channel is closed with the turn handed over (running stays true for it),
 // or with cancelled set when session/cancel came first.
@@ -275,8 +214,8 @@ func (s *conversation) cancel() {
 }
 
 // stopLocked cancels the running turn with cause and answers the prompts
-// queued behind it as cancelled. s.mu is held.
-func (s *conversation) stopLocked(cause error) {
+// queued behind it as cancelled. The conversation's mu is held.
+func (s *turnSlot) stopLocked(cause error) {
 	if s.stop != nil {
 		s.stop(cause)
 	}
@@ -326,8 +265,8 @@ func (s *conversation) await(ctx context.Context) bool {
 }
 
 // handOver ends the running turn: the next queued prompt gets it, or the
-// session is idle. s.mu is held.
-func (s *conversation) handOver() {
+// session is idle. The conversation's mu is held.
+func (s *turnSlot) handOver() {
 	if len(s.queued) == 0 {
 		s.running = false
 		return
@@ -379,7 +318,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock, me
 	// closing) or on session/cancel; the cause says which, so tools know
 	// whether the editor is still there to see a clean stop.
 	tctx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
-	unhook := context.AfterFunc(ctx, func() { stop(s.a.cancelCause()) })
+	unhook := context.AfterFunc(ctx, func() { stop(cancelCause(s.a.client)) })
 	defer unhook()
 	s.running, s.stop, s.done = true, stop, make(chan struct{})
 	turn := s.st.turns + 1 // one turn runs at a time: its TurnStart makes it the last
@@ -402,6 +341,7 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock, me
 
 	raw, _ := json.Marshal(blocks) // the stored form; the fold and the translator read blocks
 	s.emit(ctx, session.New(session.UserMessage{Prompt: raw, Text: text, Images: images, Blocks: blocks, MessageID: messageID}))
+	acp.Accepted(ctx) // a v2 prompt is answered after its user message
 	s.emit(ctx, session.New(session.TurnStart{Turn: turn}))
 	if dropped > 0 {
 		s.notice(ctx, droppedImagesNotice(m, dropped))
@@ -413,7 +353,10 @@ func (s *conversation) prompt(ctx context.Context, blocks []acp.ContentBlock, me
 	s.closeOpen(ctx, true, "ABORTED", "tool call aborted", "tool call aborted before it started")
 	// Steered messages no model request took stay the user's input: logged
 	// after the closed calls, they are in the context of the next turn.
-	s.joinSteered(ctx, s.steer.end())
+	s.mu.Lock()
+	steered := s.steer.end()
+	s.mu.Unlock()
+	s.joinSteered(ctx, steered)
 	end := session.TurnEnd{Turn: turn, StopReason: string(reason)}
 	if failure != nil {
 		end.Error = failure.Message
@@ -449,12 +392,17 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 	// The prompt enters the model's context (state.apply), live and on
 	// load, with what UserPromptSubmit hooks added.
 	s.emit(ctx, session.New(session.UserContext{Context: extra}))
+	s.mu.Lock()
 	s.steer.begin() // prompt closes it (steer.go)
+	s.mu.Unlock()
 
 	for range s.a.o.MaxTurnRequests {
 		// What the user steered since the last request joins here, after
 		// the results of the calls it answered.
-		s.joinSteered(ctx, s.steer.take())
+		s.mu.Lock()
+		steered := s.steer.take()
+		s.mu.Unlock()
+		s.joinSteered(ctx, steered)
 		s.keepRoom(ctx) // compaction.go
 		msg, finish, err := s.stream(ctx)
 		if err != nil && ctx.Err() == nil && isContextWindow(err) && msg.Content == "" && len(msg.ToolCalls) == 0 {
@@ -492,7 +440,10 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 				s.a.log.Info("the model refused; the turn leaves the model's context", "session", s.id)
 				return acp.StopRefusal, nil
 			}
-			if s.steer.more() {
+			s.mu.Lock()
+			more := s.steer.more()
+			s.mu.Unlock()
+			if more {
 				continue // the user steered while the model answered: it reads that next
 			}
 			return acp.StopEndTurn, nil
@@ -577,9 +528,10 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 // session's call recorder (calls.go) logs, coalesces and closes each one.
 func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []registry.Result {
 	calls := make([]*registry.Call, len(tcs))
+	el := formElicitor(s.a.client, s.caps)
 	for i, tc := range tcs {
 		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: registry.ArgsJSON(tc.Arguments), Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs,
-			Ask: s.askerFor(tc.ID)}
+			Ask: askerFor(el, s.id, tc.ID)}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

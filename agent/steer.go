@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"sync"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/session"
@@ -19,23 +18,21 @@ import (
 // This is apart from a prompt sent while a turn runs: that is a new turn
 // of its own, while a steered message joins the running one, whose
 // session/prompt stays open and ends with one stop reason.
+//
+// It is part of who holds the turn (turnSlot): the conversation's mu
+// guards it, held by every caller of its methods.
 type steering struct {
-	mu    sync.Mutex
 	open  bool
 	queue []session.UserSteer
 }
 
 // begin opens the running turn to steered messages.
 func (st *steering) begin() {
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	st.open, st.queue = true, nil
 }
 
 // offer queues m for the running turn; false when no turn takes it.
 func (st *steering) offer(m session.UserSteer) bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	if !st.open {
 		return false
 	}
@@ -45,8 +42,6 @@ func (st *steering) offer(m session.UserSteer) bool {
 
 // take returns the messages queued since the last take.
 func (st *steering) take() []session.UserSteer {
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	q := st.queue
 	st.queue = nil
 	return q
@@ -56,8 +51,6 @@ func (st *steering) take() []session.UserSteer {
 // messages waiting the turn goes on for them (true); without, it closes in
 // the same step, so no message slips in between the check and the end.
 func (st *steering) more() bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	if len(st.queue) > 0 {
 		return true
 	}
@@ -69,8 +62,6 @@ func (st *steering) more() bool {
 // reached a model request (the turn was cancelled, failed or ran out of
 // requests first).
 func (st *steering) end() []session.UserSteer {
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	q := st.queue
 	st.open, st.queue = false, nil
 	return q
@@ -103,7 +94,10 @@ func (a *Agent) Steer(ctx context.Context, req *acp.SteeringRequest) (*acp.Steer
 		return nil, err
 	}
 	raw, _ := json.Marshal(req.Prompt)
-	if !s.steer.offer(session.UserSteer{Prompt: raw, Text: text, Images: images, Blocks: req.Prompt}) {
+	s.mu.Lock()
+	ok := s.steer.offer(session.UserSteer{Prompt: raw, Text: text, Images: images, Blocks: req.Prompt})
+	s.mu.Unlock()
+	if !ok {
 		return &acp.SteeringResponse{Outcome: acp.SteeringPromptRequired, Reason: acp.SteeringNoRunningTurn}, nil
 	}
 	a.log.Info("steered message queued for the running turn", "session", s.id)

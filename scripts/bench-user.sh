@@ -25,9 +25,10 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/bench-user.XXXXXX")
 bins=$(mktemp -d "${TMPDIR:-/tmp}/bench-user-bins.XXXXXX")
 export ACP_BRIDGE_BENCH_DIR="$bins"
 wt=""
+other=""
 cleanup() {
 	[ -z "$wt" ] || git worktree remove --force "$wt" >/dev/null 2>&1 || true
-	rm -rf "$bins"
+	rm -rf "$bins" ${other:+"$other"}
 }
 trap cleanup EXIT
 
@@ -44,7 +45,6 @@ go mod download
 tree=${ACP_BRIDGE_SEARCH_TREE:-$(go env GOMODCACHE)}
 say "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)'), $(go version | cut -d' ' -f3-), $(nproc) cores"
 say "tree $tree: $(find "$tree" -type f | wc -l) files, $(du -sm "$tree" | cut -f1) MB"
-other=""
 if [ $# -ge 1 ]; then
 	wt="$out/src"
 	git worktree add --detach "$wt" "$1" >/dev/null

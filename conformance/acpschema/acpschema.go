@@ -401,6 +401,9 @@ func (c *Checker) check(dir Direction, line []byte) error {
 			c.mu.Unlock()
 		}
 		meth, ok := c.s.Method(name)
+		if ok && c.s.olderDraft(name) {
+			return fmt.Errorf("%w: %s in %s is an older draft (ProviderInfo without providerId)", ErrNotInSchema, name, c.s.Path)
+		}
 		if !ok {
 			if strings.HasPrefix(name, "_") {
 				return nil // extension methods are free-form
@@ -451,9 +454,34 @@ func (c *Checker) check(dir Direction, line []byte) error {
 		if !ok || meth.Result == "" {
 			return nil
 		}
+		if c.s.olderDraft(name) {
+			return fmt.Errorf("%w: %s in %s is an older draft (ProviderInfo without providerId)", ErrNotInSchema, name, c.s.Path)
+		}
 		return c.s.Validate(meth.Result, m.Result)
 	}
 	return fmt.Errorf("%w: neither a request nor a response", ErrNotJSONRPC)
+}
+
+// olderDraft reports whether method is one of the unstable providers/*
+// methods and the schema defines them as the draft before 1.25 did (the
+// acp-go-sdk module's schema: ProviderInfo keyed by id, not providerId).
+// Those messages are newer than the schema, not wrong.
+func (s *Schema) olderDraft(method string) bool {
+	if !strings.HasPrefix(method, "providers/") {
+		return false
+	}
+	for _, sch := range []*Schema{s, s.Unstable} {
+		if sch == nil || !sch.names["ProviderInfo"] {
+			continue
+		}
+		d, err := sch.def("ProviderInfo")
+		if err != nil {
+			return false
+		}
+		_, ok := d.Properties["providerId"]
+		return !ok
+	}
+	return false
 }
 
 // lacksBooleanOptions reports whether neither this schema nor its unstable

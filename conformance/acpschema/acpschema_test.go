@@ -187,4 +187,21 @@ func TestModuleSchemaIsOlder(t *testing.T) {
 	if err := c.Check(ToAgent, []byte(`{"jsonrpc":"2.0","id":2,"method":"session/no_such","params":{}}`)); err == nil {
 		t.Error("a method of no release passed")
 	}
+	// providers/* of 1.25 (providerId) against the older draft (id): not
+	// checked, listed, and its response too.
+	c = NewChecker(s)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":3,"method":"providers/set","params":{"providerId":"main","apiType":"openai","baseUrl":"http://h/v1"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"providers/list","params":{}}`,
+	} {
+		if err := c.Check(ToAgent, []byte(line)); err != nil {
+			t.Errorf("%s against the older schema: %v", line, err)
+		}
+	}
+	if err := c.Check(FromAgent, []byte(`{"jsonrpc":"2.0","id":4,"result":{"providers":[{"providerId":"main","supported":["openai"],"required":true}]}}`)); err != nil {
+		t.Errorf("providers/list's answer against the older schema: %v", err)
+	}
+	if n := len(c.Unchecked()); n != 3 {
+		t.Errorf("unchecked %d messages, want the 3 providers messages: %v", n, c.Unchecked())
+	}
 }

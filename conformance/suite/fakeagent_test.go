@@ -81,9 +81,13 @@ type fakeSession struct {
 
 func (s *fakeSession) write(v any) {
 	b, _ := json.Marshal(v)
+	s.writeRaw(append(b, '\n'))
+}
+
+func (s *fakeSession) writeRaw(lines []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.w.Write(append(b, '\n'))
+	s.w.Write(lines)
 }
 
 func (s *fakeSession) reply(id json.RawMessage, result any) {
@@ -311,10 +315,16 @@ func (s *fakeSession) prompt(m *Msg, p map[string]json.RawMessage) {
 			s.fail(m.ID, CodeInternal, "context canceled")
 			return
 		}
-		s.reply(m.ID, map[string]any{"stopReason": "cancelled"})
 		if f.extraCancelReply {
-			s.reply(m.ID, map[string]any{"stopReason": "cancelled"})
+			// Both answers in one write: the suite reads them in one read and
+			// records them back to back, so the second is in the trace
+			// within the grace however busy the machine is. Two writes left
+			// the fake's goroutine a gap the scheduler could stretch past it.
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"stopReason": "cancelled"}})
+			s.writeRaw(append(append(append(b, '\n'), b...), '\n'))
+			return
 		}
+		s.reply(m.ID, map[string]any{"stopReason": "cancelled"})
 		return
 	}
 	s.toolTurn(m, sid, t, text)

@@ -69,7 +69,7 @@ func runScenario(ctx context.Context, name string, a *Archive, argv []string, la
 	var answers []Answer
 	for _, f := range a.Files {
 		switch {
-		case f.Name == "client" || f.Name == "agent":
+		case f.Name == "client" || f.Name == "agent" || f.Name == V2Golden:
 		case f.Name == "answers":
 			for i, line := range lines(f.Data) {
 				var an Answer
@@ -357,6 +357,11 @@ func (p *player) directive(ctx context.Context, f []string, async *bool) error {
 		}
 	case f[0] == "wait" && len(f) == 3 && f[1] == "response":
 		return p.await(ctx, f[2])
+	case f[0] == "wait" && len(f) == 2 && f[1] == "idle":
+		// ACP v2: every accepted prompt's work has ended (v2.go).
+		if !p.c.waitFor(ctx, p.timeout, func(es []*Entry) bool { return idleAll(es) }) {
+			return fmt.Errorf("the accepted prompts did not all end (idle state_update) within %v", p.timeout)
+		}
 	default:
 		return fmt.Errorf("unknown directive")
 	}
@@ -418,6 +423,13 @@ func scrub(v any, key, ws string, sessions []string) any {
 		if ai, ok := x["agentInfo"].(map[string]any); ok {
 			if _, ok := ai["version"]; ok {
 				ai["version"] = "$VERSION"
+			}
+		}
+		if _, init := x["protocolVersion"]; init { // v2 names it info
+			if ai, ok := x["info"].(map[string]any); ok {
+				if _, ok := ai["version"]; ok {
+					ai["version"] = "$VERSION"
+				}
 			}
 		}
 		return x

@@ -233,3 +233,53 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestScenariosV2 replays the same scenarios in ACP v2 (suite.V2Script)
+// against their "agent.v2" goldens, every message the agent writes checked
+// against the v2 draft's schema when the workspace has it.
+func TestScenariosV2(t *testing.T) {
+	t.Setenv("ACP_BRIDGE_STATE_DIR", t.TempDir())
+	bin, err := buildBridge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := acpschema.V2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if schema == nil {
+		t.Log("no ACP v2 schema beside the checkout: the messages are not checked against it")
+	}
+	files, _ := filepath.Glob("../../testdata/scenarios/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no scenarios")
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := suite.ParseArchive(data)
+			res, err := suite.RunScenarioV2(t.Context(), filepath.Base(path), a, []string{bin, "--model", "script:{scenario}/model.json"}, schema, *update)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res == nil {
+				t.Skip("a version-negotiation scenario: no v2 run")
+			}
+			if res.Updated {
+				if err := os.WriteFile(path, a.Format(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("updated %s", path)
+			}
+			if res.Diff != "" {
+				t.Errorf("agent output differs from the v2 golden (run with -update to accept):\n%s", res.Diff)
+			}
+			for _, o := range res.Offences {
+				t.Errorf("#%d %s\n  %s", o.Seq, o.Why, o.Message)
+			}
+		})
+	}
+}

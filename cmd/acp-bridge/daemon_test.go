@@ -98,10 +98,6 @@ func TestDaemonEndsWithTheBridge(t *testing.T) {
 	}
 }
 
-// never is how long a test waits for what must happen soon before it
-// says it never does.
-const never = 30 * time.Second
-
 // awaitPidFile waits for a command to write its pid file.
 func awaitPidFile(t *testing.T, path string) int {
 	t.Helper()

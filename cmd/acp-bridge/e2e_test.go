@@ -23,6 +23,11 @@ var (
 	buildErr  error
 )
 
+// never is how long a test waits for what must happen soon before it
+// says it never does: a bound that tells "never" from "late on a busy
+// machine", not a speed check (the figures are logged, not asserted).
+const never = 30 * time.Second
+
 func bridgeBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {

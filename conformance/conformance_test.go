@@ -18,6 +18,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
+	"github.com/acp-bridge/acp-bridge/internal/staletmp"
 )
 
 // builtDir is where buildBridge put the binary; TestMain removes it, so a
@@ -25,6 +26,7 @@ import (
 var builtDir string
 
 func TestMain(m *testing.M) {
+	staletmp.Sweep(os.TempDir(), time.Now(), "acp-bridge-conformance-*")
 	code := m.Run()
 	if builtDir != "" {
 		os.RemoveAll(builtDir)

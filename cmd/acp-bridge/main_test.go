@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
+	"github.com/acp-bridge/acp-bridge/internal/staletmp"
 )
 
 // TestMain lets the test binary act as acp-bridge itself, so tests can run
@@ -25,6 +26,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	staletmp.Sweep(os.TempDir(), time.Now(), "acp-bridge-e2e-*", "acp-bridge-startup-*")
 	code := m.Run()
 	if buildPath != "" {
 		// The binary bridgeBinary built: about 30 MB a run, which would

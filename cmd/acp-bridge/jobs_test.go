@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -59,10 +61,19 @@ echo $$ > job.pid; echo ready; i=0; while :; do i=$((i+1)); echo "tick $i"; slee
 		})
 		*want = string(l)
 		b.await("the turn's end", func(l []byte) bool { return bytes.Contains(l, []byte(`"id":"`+id+`"`)) })
-		// Updates go out in the order they happen: output on the job's
-		// card after this read's result was printed after the read.
-		b.await("output after the read", func(l []byte) bool {
-			return bytes.Contains(l, []byte(`"toolCallId":"b1-job"`)) && bytes.Contains(l, []byte("tick"))
+		// The read returned everything up to its last tick, N: the card
+		// showing tick N+1 means the job wrote after the read, so the next
+		// read has something new. (Any tick on the card is not enough: the
+		// card's output is coalesced, so it can carry ticks from before.)
+		last := 0
+		for _, m := range tickNumber.FindAllStringSubmatch(*want, -1) {
+			if n, _ := strconv.Atoi(m[1]); n > last {
+				last = n
+			}
+		}
+		next := regexp.MustCompile(fmt.Sprintf(`tick %d\D`, last+1))
+		b.await(fmt.Sprintf("tick %d on the job's card, after the read", last+1), func(l []byte) bool {
+			return bytes.Contains(l, []byte(`"toolCallId":"b1-job"`)) && next.Match(l)
 		})
 	}
 	if !bytes.Contains([]byte(first), []byte("ready")) || !bytes.Contains([]byte(first), []byte("job-1 is running")) {
@@ -89,3 +100,5 @@ echo $$ > job.pid; echo ready; i=0; while :; do i=$((i+1)); echo "tick $i"; slee
 	}
 	t.Logf("job and its daemon gone %v after session/close", time.Since(at).Round(time.Millisecond))
 }
+
+var tickNumber = regexp.MustCompile(`tick (\d+)`)

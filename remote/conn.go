@@ -283,7 +283,11 @@ func (c *conn) deliver(raw []byte, header string, reply chan []byte) error {
 			c.mu.Unlock()
 			return errTooManySessions
 		}
-		if e := c.srv.screen(&m); e != nil {
+		e := c.srv.screen(&m)
+		if e == nil && m.Method == acp.MethodSessionPrompt && c.srv.closing.Load() {
+			e = &acp.Error{Code: acp.CodeInternalError, Message: "the server is shutting down: the prompt was not run; send it again once it is back"}
+		}
+		if e != nil {
 			c.mu.Unlock()
 			c.reply(route, m.ID, e)
 			return nil

@@ -99,7 +99,7 @@ func TestSessionListFiltered(t *testing.T) {
 	line := []byte(`{"jsonrpc":"2.0","id":3,"result":{"sessions":[{"sessionId":"a","cwd":` + quote(s.root) + `},{"sessionId":"b","cwd":"/etc"}],"nextCursor":"c"}}` + "\n")
 	var got struct {
 		Result struct {
-			Sessions []struct{ SessionID string }
+			Sessions   []struct{ SessionID string }
 			NextCursor string
 		}
 	}

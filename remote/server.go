@@ -108,7 +108,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	conns    map[string]*conn
-	closing  bool
+	closing  atomic.Bool  // no new connections, no new prompts
 	sessions atomic.Int64 // open across connections
 	wg       sync.WaitGroup
 }
@@ -174,7 +174,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) health(w http.ResponseWriter) {
 	s.mu.Lock()
-	n, closing := len(s.conns), s.closing
+	n, closing := len(s.conns), s.closing.Load()
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -200,7 +200,7 @@ func (s *Server) Stats() Stats {
 func (s *Server) open(transport, remote string) (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing {
+	if s.closing.Load() {
 		return nil, errClosing
 	}
 	if len(s.conns) >= s.o.MaxConnections {
@@ -258,9 +258,7 @@ func (s *Server) HandOverRequested() {
 // connection: its agent shuts down, which stops what still runs and saves
 // every session.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.closing = true
-	s.mu.Unlock()
+	s.closing.Store(true)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var err error
@@ -285,9 +283,7 @@ wait:
 // Close ends every connection now (running turns are cancelled and
 // saved) and waits for their agents to shut down.
 func (s *Server) Close() {
-	s.mu.Lock()
-	s.closing = true
-	s.mu.Unlock()
+	s.closing.Store(true)
 	s.each(func(c *conn) { c.end("server closing") })
 	s.stop()
 	s.wg.Wait()

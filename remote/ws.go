@@ -44,11 +44,11 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	out := &socket{ws: ws, limit: s.o.MaxBuffered, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	c.setSink(out)
 	c.listen(1)
-	ctx, cancel := context.WithCancel(s.ctx)
-	defer cancel()
-	s.wg.Go(func() { out.run(ctx, c, s) })
+	// The writer outlives this handler: it writes what is queued (the
+	// refusal of a bad first message, say) before closing the socket.
+	s.wg.Go(func() { out.run(s.ctx, c, s) })
 	for {
-		typ, data, err := ws.Read(ctx)
+		typ, data, err := ws.Read(s.ctx)
 		if err != nil {
 			reason := "websocket closed"
 			if websocket.CloseStatus(err) == websocket.StatusMessageTooBig {

@@ -211,3 +211,53 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Errorf("the fork's updates: %v", got)
 	}
 }
+<<<<<<< HEAD
+=======
+
+// installTSClient copies the client script and the npm project from
+// testdata/tsclient into a temporary directory, installs the official
+// TypeScript SDK there (npm ci, from the lock file), and loads the schema
+// release the SDK ships. It skips the test in -short mode, without node and
+// npm, or when the SDK cannot be installed.
+func installTSClient(t *testing.T, script string) (dir string, schema *acpschema.Schema) {
+	t.Helper()
+	dir = installNodePackage(t, "tsclient", script)
+	// The SDK ships the schema release it speaks (1.25.0 stable and unstable).
+	schema, err := acpschema.Load(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, schema
+}
+
+// installNodePackage copies testdata/<pkg>'s package files and script into
+// a temporary directory and installs them there (npm ci: the lock file's
+// versions). Skipped without node and npm, or when npm cannot install.
+func installNodePackage(t *testing.T, pkg, script string) (dir string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("installs an npm package and runs node")
+	}
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s: %v", tool, err)
+		}
+	}
+	dir = t.TempDir()
+	for _, f := range []string{"package.json", "package-lock.json", script} {
+		b, err := os.ReadFile(filepath.Join("testdata", pkg, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	npm := exec.CommandContext(t.Context(), "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+	npm.Dir = dir
+	if out, err := npm.CombinedOutput(); err != nil {
+		t.Skipf("cannot install testdata/%s's packages: %v\n%s", pkg, err, out)
+	}
+	return dir
+}
+>>>>>>> main

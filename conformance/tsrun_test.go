@@ -54,11 +54,25 @@ type tsClient struct {
 	schema *acpschema.Schema
 }
 
-// newTSClient copies testdata/tsclient (the scripts and the npm project)
-// into a temporary directory, installs the SDK there (npm ci, from the
-// lock file), and builds the bridge. It skips the test in -short mode,
-// without node and npm, or when the SDK cannot be installed.
+// newTSClient installs testdata/tsclient (the scripts and the npm
+// project) with installNodePackage and builds the bridge.
 func newTSClient(t *testing.T) *tsClient {
+	t.Helper()
+	c := &tsClient{t: t, dir: installNodePackage(t, "tsclient")}
+	// The SDK ships the schema release it speaks (1.25.0 stable and unstable).
+	c.schema = c.sdkSchema("v1/schema.json")
+	var err error
+	if c.bin, err = buildBridge(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// installNodePackage copies the files of testdata/<pkg> (its scripts and
+// npm project) into a temporary directory and installs the packages there
+// (npm ci: the lock file's versions). It skips the test in -short mode,
+// without node and npm, or when npm cannot install.
+func installNodePackage(t *testing.T, pkg string) (dir string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("installs an npm package and runs node")
@@ -68,8 +82,8 @@ func newTSClient(t *testing.T) *tsClient {
 			t.Skipf("no %s: %v", tool, err)
 		}
 	}
-	c := &tsClient{t: t, dir: t.TempDir()}
-	files, err := os.ReadDir(filepath.Join("testdata", "tsclient"))
+	dir = t.TempDir()
+	files, err := os.ReadDir(filepath.Join("testdata", pkg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,25 +91,20 @@ func newTSClient(t *testing.T) *tsClient {
 		if f.IsDir() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("testdata", "tsclient", f.Name()))
+		b, err := os.ReadFile(filepath.Join("testdata", pkg, f.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(c.dir, f.Name()), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, f.Name()), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	npm := exec.CommandContext(t.Context(), "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	npm.Dir = c.dir
+	npm.Dir = dir
 	if out, err := npm.CombinedOutput(); err != nil {
-		t.Skipf("cannot install @agentclientprotocol/sdk: %v\n%s", err, out)
+		t.Skipf("cannot install testdata/%s's packages: %v\n%s", pkg, err, out)
 	}
-	// The SDK ships the schema release it speaks (1.25.0 stable and unstable).
-	c.schema = c.sdkSchema("v1/schema.json")
-	if c.bin, err = buildBridge(); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return dir
 }
 
 // sdkSchema loads a schema file the SDK ships (a path under its schema

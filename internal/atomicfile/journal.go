@@ -28,9 +28,11 @@ const journalExt = ".tmpfiles"
 // Journal starts recording this process's temporary files in dir (created
 // if needed). stop closes and removes the journal; call it at exit. Without
 // a journal, Write works the same and a crash may leave a temporary file.
-// watch, if not nil, is told the journal's path once, in a goroutine of its
-// own, when the first temporary file is recorded: the watchdog that
-// outlives a killed process cleans what it lists (see Clean).
+// watch, if not nil, is told the journal's path once, when the first
+// temporary file is recorded and before it exists: the watchdog that
+// outlives a killed process cleans what it lists (see Clean). The first
+// write waits for it (starting the watchdog, once), so no kill finds a
+// temporary file the watchdog was not told of.
 func Journal(dir string, watch func(journal string)) (stop func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -68,7 +70,7 @@ func record(path string) error {
 	_, err := journal.f.WriteString(path + "\n")
 	if err == nil && !journal.watched && journal.watch != nil {
 		journal.watched = true
-		go journal.watch(journal.f.Name())
+		journal.watch(journal.f.Name())
 	}
 	return err
 }

@@ -329,3 +329,13 @@ func TestReadGroups(t *testing.T) {
 		t.Errorf("addLine does not read back: %+v", g)
 	}
 }
+
+// TestReaperCleansJournals: the journals the bridge named ("jPATH" lines,
+// each once however often named) go to the clean-up when the input ends.
+func TestReaperCleansJournals(t *testing.T) {
+	var got []string
+	RunReaper(strings.NewReader("j/s/1.tmpfiles\n+0\nj/t/1.tmpfiles\nj/s/1.tmpfiles\n"), func(j []string) { got = j })
+	if want := []string{"/s/1.tmpfiles", "/t/1.tmpfiles"}; !slices.Equal(got, want) {
+		t.Errorf("cleaned %q, want %q", got, want)
+	}
+}

@@ -84,14 +84,8 @@ func TestKillMidWrite(t *testing.T) {
 			}
 			b := startCrashBridge(t, bin, "--state-dir", state, "--model", "script:"+script, "--permission-mode", "bypass")
 			ctx := t.Context()
-			if _, err := b.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-				t.Fatal(err)
-			}
-			sess, err := b.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: work, McpServers: []sdk.McpServer{}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			go b.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write it")}})
+			sid := b.initSession(t, work)
+			go b.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock("write it")}})
 
 			// Opening the FIFO waits for the bridge to reach the middle of
 			// the write.
@@ -158,7 +152,7 @@ func TestKillMidWrite(t *testing.T) {
 			if _, err := b2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := b2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sess.SessionId, Cwd: work, McpServers: []sdk.McpServer{}}); err != nil {
+			if _, err := b2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sid, Cwd: work, McpServers: []sdk.McpServer{}}); err != nil {
 				t.Fatal(err)
 			}
 			b2.stdin.Close()
@@ -168,6 +162,19 @@ func TestKillMidWrite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// initSession initializes the bridge and opens a session in cwd.
+func (b *crashBridge) initSession(t *testing.T, cwd string) sdk.SessionId {
+	t.Helper()
+	if _, err := b.conn.Initialize(t.Context(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := b.conn.NewSession(t.Context(), sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess.SessionId
 }
 
 func listDir(t *testing.T, dir string) []string {

@@ -3,8 +3,8 @@ package agent
 import (
 	"cmp"
 	"context"
-	"slices"
 	"fmt"
+	"slices"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/session"

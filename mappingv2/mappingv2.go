@@ -57,7 +57,7 @@ type Translator struct {
 	// history_truncated's last message kept.
 	messages []message
 	replay   bool
-	commands      map[string]string // terminal id -> its command (the card's title)
+	commands map[string]string // terminal id -> its command (the card's title)
 }
 
 // New returns a v2 translator for one session. o is read as mapping reads

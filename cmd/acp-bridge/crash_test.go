@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -214,6 +215,25 @@ func toolStatus(u sdk.SessionUpdate, id string) (sdk.ToolCallStatus, bool) {
 // with an independent client: everything the first process showed comes
 // back, in order; the interrupted call ends failed; and the conversation
 // goes on.
+var replayedUserID = regexp.MustCompile(`"messageId":"user-\d+",`)
+
+// withoutUserIDs is a replay without the ids of the user's messages, to
+// compare with what the client saw live (it had no id for its own
+// messages); each must have one. The agent's messages carry the same ids
+// as live, in a new process too.
+func withoutUserIDs(t *testing.T, lines []string) []string {
+	t.Helper()
+	for i, l := range lines {
+		if strings.Contains(l, `"sessionUpdate":"user_message_chunk"`) {
+			if !strings.Contains(l, `"messageId":"user-`) {
+				t.Errorf("a replayed user message has no id: %s", l)
+			}
+			lines[i] = replayedUserID.ReplaceAllString(l, "")
+		}
+	}
+	return lines
+}
+
 func TestCrashThenLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -287,7 +307,7 @@ func TestCrashThenLoad(t *testing.T) {
 	if _, err := b2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: work, McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	replay := b2.client.wire(t)
+	replay := withoutUserIDs(t, b2.client.wire(t))
 
 	// The replay is the live stream with the user's prompts before each
 	// turn, then the endings the crash prevented.
@@ -337,7 +357,7 @@ func TestCrashThenLoad(t *testing.T) {
 	if _, err := b3.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: work, McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	again := b3.client.wire(t)
+	again := withoutUserIDs(t, b3.client.wire(t))
 	if !slices.Equal(again[:len(replay)], replay) || len(again) <= len(replay) {
 		t.Errorf("a later load differs from the first one (%d updates, then %d)", len(replay), len(again))
 	}

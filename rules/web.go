@@ -27,10 +27,11 @@ func Domain(raw string) string {
 	if err != nil {
 		return ""
 	}
-	return normalHost(u.Hostname())
+	return Host(u.Hostname())
 }
 
-func normalHost(h string) string {
+// Host normalises a host name as Domain does.
+func Host(h string) string {
 	h = strings.TrimSuffix(strings.ToLower(h), ".")
 	if h == "" {
 		return ""
@@ -63,7 +64,7 @@ func domainPattern(p string) (string, error) {
 	if _, err := netip.ParseAddr(host); err != nil && strings.ContainsAny(host, "/:@?#[]\\ ") {
 		return "", fmt.Errorf("%q: name a host only, without scheme, port or path", p)
 	}
-	n := normalHost(host)
+	n := Host(host)
 	if n == "" {
 		return "", fmt.Errorf("%q is not a host name", p)
 	}

@@ -212,9 +212,6 @@ func precheck(u *url.URL, host string, open bool) error {
 			return refused("%s: %s is %s, which web_fetch does not reach%s", shorten(u.String(), 200), host, why, hint)
 		}
 	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return refused("%s: %s is this machine, which web_fetch does not reach%s", shorten(u.String(), 200), host, hint)
-	}
 	if p := port(u); !netguard.Port(p) {
 		return refused("%s: port %d is neither 80 nor 443, which web_fetch does not reach%s", shorten(u.String(), 200), p, hint)
 	}

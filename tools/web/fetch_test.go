@@ -143,7 +143,8 @@ func TestFetchRefusals(t *testing.T) {
 	}{
 		{"loopback without a rule", s.URL, noProxy, nil, "127.0.0.1 is a loopback address"},
 		{"loopback, whole-tool allow rule", s.URL, noProxy, [][2]string{{"allow", "WebFetch"}}, "loopback"},
-		{"localhost", "http://localhost:" + port + "/", noProxy, nil, "localhost is this machine"},
+		{"localhost, other port", "http://localhost:" + port + "/", noProxy, nil, "port " + port},
+		{"localhost", "http://localhost/", noProxy, nil, "localhost resolves to"},
 		{"metadata", "http://169.254.169.254/latest/meta-data/", noProxy, nil, "cloud metadata"},
 		{"metadata v6", "http://[fd00:ec2::254]/", noProxy, nil, "cloud metadata"},
 		{"mapped loopback", "http://[::ffff:127.0.0.1]:" + port + "/", noProxy, [][2]string{allowLocal}, "loopback"},
@@ -172,8 +173,7 @@ func TestFetchRefusals(t *testing.T) {
 }
 
 func TestFetchRedirects(t *testing.T) {
-	var target *site
-	target = newSite(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "target") })
+	target := newSite(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "target") })
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/private":

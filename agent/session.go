@@ -519,6 +519,10 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 			thought.Reset()
 			msg.ToolCalls = nil
 			s.emit(ctx, session.New(session.AttemptAbandoned{Note: discardMessage}))
+		case model.EventNotice:
+			// The endpoint's last word on an answer it ended (model.EventNotice):
+			// the user reads it where the answer stopped.
+			s.status(ctx, endpointNotice(ev.Text))
 		}
 	}
 	msg.Content, msg.Reasoning = text.String(), thought.String()

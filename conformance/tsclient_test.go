@@ -264,6 +264,20 @@ func TestTypeScriptClient(t *testing.T) {
 // npm, or when the SDK cannot be installed.
 func installTSClient(t *testing.T, script string) (dir string, schema *acpschema.Schema) {
 	t.Helper()
+	dir = installNodePackage(t, "tsclient", script)
+	// The SDK ships the schema release it speaks (1.25.0 stable and unstable).
+	schema, err := acpschema.Load(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, schema
+}
+
+// installNodePackage copies testdata/<pkg>'s package files and script into
+// a temporary directory and installs them there (npm ci: the lock file's
+// versions). Skipped without node and npm, or when npm cannot install.
+func installNodePackage(t *testing.T, pkg, script string) (dir string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("installs an npm package and runs node")
 	}
@@ -274,7 +288,7 @@ func installTSClient(t *testing.T, script string) (dir string, schema *acpschema
 	}
 	dir = t.TempDir()
 	for _, f := range []string{"package.json", "package-lock.json", script} {
-		b, err := os.ReadFile(filepath.Join("testdata", "tsclient", f))
+		b, err := os.ReadFile(filepath.Join("testdata", pkg, f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,12 +299,7 @@ func installTSClient(t *testing.T, script string) (dir string, schema *acpschema
 	npm := exec.CommandContext(t.Context(), "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
 	npm.Dir = dir
 	if out, err := npm.CombinedOutput(); err != nil {
-		t.Skipf("cannot install @agentclientprotocol/sdk: %v\n%s", err, out)
+		t.Skipf("cannot install testdata/%s's packages: %v\n%s", pkg, err, out)
 	}
-	// The SDK ships the schema release it speaks (1.25.0 stable and unstable).
-	schema, err := acpschema.Load(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, schema
+	return dir
 }

@@ -233,7 +233,8 @@ func printStartError(stderr io.Writer, name string, err error) {
 // parseFlags reads the flags and the environment and loads the config
 // file. Flags and variables override the file. It prints nothing but
 // --help (to stdout); the caller prints the error.
-func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.FlagSet, error) {
+// extra adds a command's own flags (serve's, serve.go).
+func parseFlags(name string, args []string, stdout io.Writer, extra ...func(*flag.FlagSet)) (*config, *flag.FlagSet, error) {
 	var f struct {
 		config, model, baseURL, apiKeyEnv, permissionMode, toolsMode, logLevel, logFile, stateDir string
 		maxTurn, maxTokens, contextWindow, retries                                                int
@@ -259,6 +260,9 @@ func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.Fl
 	fl.StringVar(&f.logFile, "log-file", "", "append logs to this file instead of stderr (env ACP_BRIDGE_LOG_FILE)")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where session logs are kept, for session/load, resume and list; empty keeps sessions in memory only (env ACP_BRIDGE_STATE_DIR; default $XDG_STATE_HOME/acp-bridge/sessions)")
 	fl.BoolVar(&f.version, "version", false, "print the version and exit")
+	for _, add := range extra {
+		add(fl)
+	}
 	fl.Usage = func() {}
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -275,13 +275,14 @@ func (p *userPolicy) post(ctx context.Context, _ *registry.Def, c *registry.Call
 	return dec
 }
 
-// timeout is a tool's limit: the configured one (the tool's, else its MCP
-// server's), else the tool's own.
-func (p *userPolicy) timeout(d *registry.Def) time.Duration {
-	if t := p.current().pol.Timeout(d.Name); t > 0 {
-		return t
+// timeout is a tool's limit and where it was set: the configured one (the
+// tool's, else its MCP server's, named by its key and file), else the
+// tool's own.
+func (p *userPolicy) timeout(d *registry.Def) (time.Duration, string) {
+	if l := p.current().pol.Timeout(d.Name); l.D > 0 {
+		return l.D, l.Where
 	}
-	return d.Timeout
+	return d.Timeout, fmt.Sprintf("the %s tool's own limit", d.Name)
 }
 
 // promptSubmitted runs the UserPromptSubmit hooks: blocked is why the

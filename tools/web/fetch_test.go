@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -339,5 +340,43 @@ func TestFetchPermissionNamesTheDomain(t *testing.T) {
 	d, _ := registry.Define(fetchTool(noProxy))
 	if err := d.Check(); err != nil || !d.Facts.ReadOnly {
 		t.Errorf("check %v, facts %+v", err, d.Facts)
+	}
+}
+
+func TestFetchUpgradesToHTTPS(t *testing.T) {
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "over tls") }))
+	defer secure.Close()
+	plain := newSite(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "over http") })
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedAddr := closed.Listener.Addr().String()
+	closed.Close()
+	// example.com (the test certificate's name) at a public address; the
+	// checked connection goes to the test servers: port 443 to tlsAddr,
+	// port 80 to the plain one.
+	with := func(tlsAddr string) *Options {
+		o := &Options{Guard: noProxy.Guard}
+		o.Guard.Resolve = func(context.Context, string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+		}
+		o.Guard.TLS = secure.Client().Transport.(*http.Transport).TLSClientConfig
+		o.Guard.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			to := plain.Listener.Addr().String()
+			if strings.HasSuffix(addr, ":443") {
+				to = tlsAddr
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, to)
+		}
+		return o
+	}
+	p, err := run(t, with(secure.Listener.Addr().String()), ruleCall(t), fetchArgs{URL: "http://example.com/doc"})
+	if err != nil || p.URL != "https://example.com/doc" || p.Content != "over tls\n" {
+		t.Errorf("a host serving TLS: %+v, %v; want it read over https", p, err)
+	}
+	p, err = run(t, with(closedAddr), ruleCall(t), fetchArgs{URL: "http://example.com/doc"})
+	if err != nil || p.URL != "http://example.com/doc" || p.Content != "over http\n" {
+		t.Errorf("a host without TLS: %+v, %v; want it read over http", p, err)
+	}
+	if plain.hits.Load() != 1 {
+		t.Errorf("the plain server saw %d requests, want 1", plain.hits.Load())
 	}
 }

@@ -243,3 +243,33 @@ func TestBinaryWebSearch(t *testing.T) {
 		t.Errorf("%d searches, %d prompts; want 1 and none (the allow rule)", hits.Load(), len(c2.perms))
 	}
 }
+
+func TestBinaryWebFetchFromCodeMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	site, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<main><h1>Changelog</h1><ul><li>v2: faster</li></ul></main>`)
+	})
+	code := fmt.Sprintf(`const page = await tools.web_fetch({url: %q});
+const bad = await tools.web_fetch({url: "http://169.254.169.254/"}).catch(e => String(e));
+return page.title + "|" + page.content + "|" + bad;`, site.URL)
+	args, _ := json.Marshal(map[string]string{"code": code, "description": "read the changelog"})
+	m := &oaiMock{t: t}
+	m.steps = append(m.steps, toolCalls([2]string{"run_code", string(args)}), answerText("done"))
+	c := policyBridge(t, m, t.TempDir(), allowLocalConfig, "--tools-mode", "code", "--permission-mode", "bypass")
+	c.prompt(c.newSession(t.TempDir()), "what changed?")
+	got := toolMessage(m.reqs[1], "call_1")
+	for _, want := range []string{"# Changelog", "- v2: faster", "cloud metadata"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the program returned %q, want %q in it", got, want)
+		}
+	}
+	if title := c.cardTitle("call_1:code:1"); title != "Fetch "+site.URL {
+		t.Errorf("the sub-call's card is titled %q", title)
+	}
+	if hits.Load() != 1 {
+		t.Errorf("%d requests, want 1", hits.Load())
+	}
+}

@@ -187,12 +187,17 @@ func TestBinaryWebFetchPromptNamesTheDomain(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	m := &oaiMock{t: t}
-	m.steps = append(m.steps, toolCalls([2]string{"web_fetch", fetchArgs("https://Docs.Example.invalid/guide")}), answerText("ok"))
+	// The metadata URL is refused whatever the answer: nobody is asked.
+	m.steps = append(m.steps, toolCalls([2]string{"web_fetch", fetchArgs("https://Docs.Example.invalid/guide")},
+		[2]string{"web_fetch", fetchArgs("http://169.254.169.254/latest/")}), answerText("ok"))
 	c := policyBridge(t, m, t.TempDir(), "")
 	c.answer = func(map[string]any) string { return "reject-once" }
 	c.prompt(c.newSession(t.TempDir()), "read the guide")
 	if len(c.perms) != 1 {
 		t.Fatalf("%d permission prompts, want 1", len(c.perms))
+	}
+	if got := toolMessage(m.reqs[1], "call_2"); !strings.Contains(got, "cloud metadata") {
+		t.Errorf("the metadata URL: the model read %q", got)
 	}
 	b, _ := json.Marshal(c.perms[0])
 	for _, want := range []string{"Fetch https://Docs.Example.invalid/guide", "Always allow fetches from docs.example.invalid"} {

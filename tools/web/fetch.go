@@ -128,11 +128,19 @@ func fetchTool(o *Options) registry.Tool[fetchArgs, Page] {
 }
 
 // fetchPermission asks about every fetch, naming the domain: "Always
-// allow" remembers the domain as a rule, `WebFetch(domain:HOST)`.
-func fetchPermission(_ *registry.Call, in fetchArgs) *registry.Permission {
+// allow" remembers the domain as a rule, `WebFetch(domain:HOST)`. A URL
+// the body will refuse whatever the answer (a scheme, credentials, a
+// private address or port no rule opens) is not asked about: the body
+// refuses it, before any request, with its reason.
+func fetchPermission(c *registry.Call, in fetchArgs) *registry.Permission {
 	host := rules.Domain(in.URL)
-	if host == "" {
-		return nil // refused by the body, before any request
+	u, err := url.Parse(strings.TrimSpace(in.URL))
+	if host == "" || err != nil || checkURL(u) != nil {
+		return nil
+	}
+	v := verdict(c, u.String())
+	if precheck(u, host, v.Effect == string(rules.Allow) && v.Written) != nil {
+		return nil
 	}
 	p := &registry.Permission{Reason: "fetch " + shorten(in.URL, 200) + " from " + host,
 		Key: "web_fetch:" + host, Subject: "fetches from `" + host + "`", Rule: "WebFetch(domain:" + host + ")"}
@@ -192,7 +200,7 @@ func port(u *url.URL) uint16 {
 
 // verdict is what the session's rules say of fetching raw.
 func verdict(c *registry.Call, raw string) registry.RuleVerdict {
-	if c.Rules == nil {
+	if c == nil || c.Rules == nil {
 		return registry.RuleVerdict{}
 	}
 	args, _ := json.Marshal(map[string]string{"url": raw})

@@ -334,6 +334,14 @@ func TestFetchPermissionNamesTheDomain(t *testing.T) {
 		!strings.Contains(p.Subject, "docs.python.org") || !strings.Contains(p.Reason, "docs.python.org") {
 		t.Errorf("permission = %+v", p)
 	}
+	for _, u := range []string{"file:///etc/passwd", "http://u:p@example.com/", "http://169.254.169.254/", "http://10.0.0.1/", "https://example.com:8443/", "::"} {
+		if p := fetchPermission(nil, fetchArgs{URL: u}); p != nil {
+			t.Errorf("%s is refused whatever the answer, yet asked about: %+v", u, p)
+		}
+	}
+	if p := fetchPermission(ruleCall(t, allowLocal), fetchArgs{URL: "http://127.0.0.1:8080/"}); p == nil {
+		t.Error("a URL on a host a rule opens has no permission request for the rule to answer")
+	}
 	if _, err := registry.Define(fetchTool(noProxy)); err != nil {
 		t.Fatal(err)
 	}

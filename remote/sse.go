@@ -139,6 +139,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
+	// A body that trickles in holds a goroutine and a descriptor: it has
+	// WriteTimeout to arrive, as a client has to read.
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.o.WriteTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError

@@ -57,6 +57,11 @@ func (s *streams) send(session string, line []byte) error {
 		b = s.boxes[""]
 	}
 	if s.queued+len(line) > s.limit {
+		// The client is dropped: nothing queued is written any more.
+		for _, b := range s.boxes {
+			b.q = nil
+		}
+		s.queued = 0
 		return errSlow
 	}
 	b.q = append(b.q, line)
@@ -82,8 +87,9 @@ func (s *streams) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
+		// What is queued stays for a writer still at work (a socket's
+		// last frames, ws.go); nothing more is queued.
 		s.closed = true
-		s.boxes = nil
 		close(s.done)
 	}
 }

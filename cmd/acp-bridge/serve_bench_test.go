@@ -373,28 +373,9 @@ func BenchmarkServeLoad(b *testing.B) {
 				default:
 					url, stop, _ := startServeB(b, bin, append(common, "--root", work, "--max-connections", "1000", "--max-sessions", "1000")...)
 					defer stop()
-					client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * conns}}
-					for range conns {
-						var p *peer
-						var err error
-						if transport == "websocket" {
-							p, err = wsPeer(url, serveBenchToken)
-						} else {
-							p, err = httpPeer(url, serveBenchToken, client)
-						}
-						if err != nil {
-							b.Fatal(err)
-						}
-						peers = append(peers, p)
-					}
+					peers = dialPeers(b, transport, url, conns)
 				}
-				ds := make([]*dispatcher, len(peers))
-				for i, p := range peers {
-					ds[i] = dispatch(p)
-					if _, err := ds[i].call(p, 0, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
-						b.Fatal(err)
-					}
-				}
+				ds := initialized(b, peers)
 				var mu sync.Mutex
 				var all []time.Duration
 				var wg sync.WaitGroup
@@ -455,32 +436,15 @@ func BenchmarkServeIdle(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					d := dispatch(p)
-					d.call(p, 0, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+					initialized(b, []*peer{p})
 					b.ReportMetric(float64(rssKiB(p.pid)), "KiB/conn")
 					p.close()
 					continue
 				}
 				url, stop, pid := startServeB(b, bin, append(args, "--max-connections", "1000")...)
 				before := rssKiB(pid)
-				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * idle}}
-				var peers []*peer
-				for range idle {
-					var p *peer
-					var err error
-					if transport == "websocket" {
-						p, err = wsPeer(url, serveBenchToken)
-					} else {
-						p, err = httpPeer(url, serveBenchToken, client)
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					if _, err := dispatch(p).call(p, 0, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
-						b.Fatal(err)
-					}
-					peers = append(peers, p)
-				}
+				peers := dialPeers(b, transport, url, idle)
+				initialized(b, peers)
 				after := rssKiB(pid)
 				b.ReportMetric(float64(after-before)/idle, "KiB/conn")
 				b.ReportMetric(float64(before), "KiB-base")
@@ -494,6 +458,39 @@ func BenchmarkServeIdle(b *testing.B) {
 }
 
 const serveBenchToken = "bench-0123456789abcdef"
+
+// dialPeers opens n connections to a served bridge over transport
+// ("websocket" or "http").
+func dialPeers(b *testing.B, transport, url string, n int) []*peer {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * n}}
+	peers := make([]*peer, 0, n)
+	for range n {
+		var p *peer
+		var err error
+		if transport == "websocket" {
+			p, err = wsPeer(url, serveBenchToken)
+		} else {
+			p, err = httpPeer(url, serveBenchToken, client)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		peers = append(peers, p)
+	}
+	return peers
+}
+
+// initialized sends each peer its initialize and returns their dispatchers.
+func initialized(b *testing.B, peers []*peer) []*dispatcher {
+	ds := make([]*dispatcher, len(peers))
+	for i, p := range peers {
+		ds[i] = dispatch(p)
+		if _, err := ds[i].call(p, 0, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ds
+}
 
 func bridgeBinaryB(b *testing.B) string {
 	bins, err := buildStartupBins()

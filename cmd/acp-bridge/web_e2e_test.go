@@ -47,8 +47,6 @@ func (c *rpcClient) cardTitle(id string) string {
 	return ""
 }
 
-const allowLocalConfig = "permissions:\n  allow: [\"WebFetch(domain:127.0.0.1)\"]\n"
-
 func TestBinaryWebFetchReadsADocsPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")

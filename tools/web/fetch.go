@@ -81,7 +81,9 @@ type document struct {
 	URL, Title, Type, Redirect, Note string
 	Lines                            []string
 	Outline                          []heading
-	Hosts                            []string // the hosts after the first that redirects led to
+	// Hosts are the hosts after the first that redirects led to, and
+	// whether the user's own rule opened each.
+	Hosts map[string]bool
 }
 
 type heading struct {
@@ -262,10 +264,12 @@ func runFetch(ctx context.Context, o *Options, c *registry.Call, in fetchArgs) (
 }
 
 // stillAllowed: a kept page whose redirects led to other hosts is used
-// only while the rules still allow each of them.
+// only while the rules still say of each what they said when it was
+// fetched (allowed, and opened or not).
 func stillAllowed(c *registry.Call, d *document) bool {
-	for _, h := range d.Hosts {
-		if verdict(c, "https://"+h+"/").Effect != string(rules.Allow) {
+	for h, opened := range d.Hosts {
+		v := verdict(c, "https://"+h+"/")
+		if v.Effect != string(rules.Allow) || v.Written != opened {
 			return false
 		}
 	}
@@ -312,10 +316,11 @@ func fetch(ctx context.Context, o *Options, c *registry.Call, u *url.URL, host s
 		g.Guard.DialTimeout = upgradeTimeout
 		cl := client(&g, opened.is, fetchTimeout, redirect)
 		resp, err := get(ctx, cl, &up)
-		cl.CloseIdleConnections()
 		if err == nil {
+			defer cl.CloseIdleConnections()
 			return d.read(ctx, resp)
 		}
+		cl.CloseIdleConnections()
 		// A refusal or a cancel is final; a host that does not serve TLS
 		// (refused, reset, a bad certificate) is asked over http.
 		if _, ok := netguard.Refused(err); ok || ctx.Err() != nil || isRefusal(err) {
@@ -398,7 +403,10 @@ func (d *document) follow(c *registry.Call, opened *hosts, req *http.Request, vi
 			d.Redirect = next.String()
 			return http.ErrUseLastResponse
 		}
-		d.Hosts = append(d.Hosts, host)
+		if d.Hosts == nil {
+			d.Hosts = map[string]bool{}
+		}
+		d.Hosts[host] = v.Written
 	}
 	return nil
 }

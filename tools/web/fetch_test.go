@@ -233,6 +233,19 @@ func TestFetchRedirects(t *testing.T) {
 	if target.hits.Load() != 1 {
 		t.Errorf("the target saw %d requests, want 1", target.hits.Load())
 	}
+	// The page kept in the session is not served once the rules no
+	// longer allow where its redirect led.
+	memo := &registry.Memo{}
+	allowed := ruleCall(t, allowLocal, [2]string{"allow", "WebFetch(domain:localhost)"})
+	allowed.Memo = memo
+	if _, err := run(t, noProxy, allowed, fetchArgs{URL: s2.URL}); err != nil {
+		t.Fatal(err)
+	}
+	denied := ruleCall(t, allowLocal, [2]string{"deny", "WebFetch(domain:localhost)"})
+	denied.Memo = memo
+	if _, err := run(t, noProxy, denied, fetchArgs{URL: s2.URL}); code(err) != CodeRefused {
+		t.Errorf("a kept page whose redirect the rules now deny: %v", err)
+	}
 }
 
 func TestFetchBodyCapAndTypes(t *testing.T) {

@@ -80,6 +80,9 @@ type config struct {
 	// policy is the config file's permissions, hooks and timeouts,
 	// compiled (rules anchored at each session's workspace).
 	policy settings.Policy
+
+	// web is the web tools' section (web.go).
+	web webConfig
 }
 
 // fileConfig is the YAML config file.
@@ -105,6 +108,7 @@ type fileConfig struct {
 	Permissions settings.Permissions           `yaml:"permissions"`
 	Hooks       map[string][]settings.HookSpec `yaml:"hooks"`
 	Timeouts    map[string]string              `yaml:"timeouts"`
+	Web         webConfig                      `yaml:"web"`
 }
 
 type providerConfig struct {
@@ -172,6 +176,7 @@ Environment:
   ACP_BRIDGE_LOG_LEVEL          like --log-level
   ACP_BRIDGE_LOG_FILE           like --log-file
   ACP_BRIDGE_STATE_DIR          like --state-dir (empty: keep sessions in memory only)
+  ACP_BRIDGE_SEARXNG_URL        like web.search.searxng
 
 Config file (YAML; every key optional):
   model: deepseek/deepseek-chat      # provider/name, a model name, or script:FILE
@@ -201,6 +206,10 @@ Config file (YAML; every key optional):
   log:
     level: info
     file: /tmp/acp-bridge.log
+  web:
+    search:                          # offers web_search; none: not offered
+      searxng: http://localhost:8888 # a SearxNG instance with json in search.formats
+      # brave_api_key_env: BRAVE_API_KEY   # or the Brave Search API, its key in this variable
 `
 
 var errVersion = errors.New("version")
@@ -328,6 +337,12 @@ func parseFlags(name string, args []string, stdout io.Writer, extra ...func(*fla
 	envStr(&cfg.toolsMode, "ACP_BRIDGE_TOOLS_MODE")
 	envStr(&cfg.logLevel, "ACP_BRIDGE_LOG_LEVEL")
 	envStr(&cfg.logFile, "ACP_BRIDGE_LOG_FILE")
+	if v := os.Getenv("ACP_BRIDGE_SEARXNG_URL"); v != "" {
+		if err := checkURL(v); err != nil {
+			return nil, nil, fmt.Errorf("ACP_BRIDGE_SEARXNG_URL=%q %v", v, err)
+		}
+		cfg.web.Search.SearxNG, cfg.web.Search.BraveAPIKeyEnv = v, ""
+	}
 	if v, ok := os.LookupEnv("ACP_BRIDGE_STATE_DIR"); ok {
 		cfg.stateDir = v // an explicitly empty value turns saving off
 	}
@@ -502,6 +517,10 @@ func (c *config) loadFile(path string, explicit bool) error {
 		return bad("%v", errors.Join(errs...))
 	}
 	c.policy = pol
+	if err := fc.Web.check(); err != nil {
+		return bad("%v", err)
+	}
+	c.web = fc.Web
 	if fc.Providers.Kind != 0 {
 		if fc.Providers.Kind != yaml.MappingNode {
 			return bad("line %d: providers must be a mapping of name to provider", fc.Providers.Line)

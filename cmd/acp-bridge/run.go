@@ -25,6 +25,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/tools/fs"
 	"github.com/acp-bridge/acp-bridge/tools/question"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
+	"github.com/acp-bridge/acp-bridge/tools/web"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -221,6 +222,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	registry.MustAdd(reg, bash.JobStopTool())
 	todo.Register(reg)
 	question.Register(reg)
+	web.Register(reg, cfg.webOptions(logger))
 	models, def, err := cfg.modelChoices()
 	if err != nil {
 		return agent.Options{}, err

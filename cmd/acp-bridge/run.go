@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -90,6 +91,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer os.RemoveAll(dir)
 	}
 	opts, err := agentOptions(cfg, logger)
+	if err == nil {
+		opts.Sandbox, err = agentSandbox(cfg, cfg.spillDir)
+	}
 	if err != nil {
 		if cfg.logFile != "" {
 			logger.Error("bad configuration", "err", err.Error())
@@ -99,6 +103,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if isTerminal(stdin) {
 		fmt.Fprint(stderr, terminalNote)
+	}
+	if note := startNote(opts.Sandbox); note != "" {
+		fmt.Fprint(stderr, note)
+		logger.Warn(strings.TrimSpace(note))
 	}
 	serve(ctx, opts, stdin, stdout, logger)
 	return 0

@@ -96,6 +96,12 @@ func keyAdvice(env string, ed clientKind) string {
 }
 
 // maxTurnNotice says why a turn stopped at its request limit.
+// endpointNotice is what the model endpoint said about an answer it ended
+// (model.EventNotice), in its words.
+func endpointNotice(said string) session.Notice {
+	return session.Notice{Severity: acp.NoticeWarning, Title: "The model endpoint ended the answer", Description: "It says: " + said}
+}
+
 func maxTurnNotice(n int) session.Notice {
 	how := "Send a message to let the agent go on, or raise the limit (limits.max_turn_requests in the config file, or --max-turn-requests)."
 	return session.Notice{

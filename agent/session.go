@@ -32,17 +32,18 @@ type conversation struct {
 	sessionEnv
 	scope   *registry.Scope
 	pipe    *pipeline.Pipeline
-	files   *Files        // tools' file access and read-tracking (files.go)
-	jobs    *jobs.Table   // background commands, ended by close (jobs.go)
-	perm    *permissions  // approval requests and "always" answers (permission.go)
-	code    *codeMode     // tools mode and run_code (codemode.go)
-	ctl     *controls     // mode, model, tools mode, effort (modes.go)
-	meter   *meter        // usage and cost reporting (usage.go)
-	prompts *prompts      // the system prompt (prompt.go)
-	calls   *callRecorder // every tool call's events and live output (calls.go)
-	subs    *subagents    // profiles, the task tool, launching subagents (subagent.go)
-	policy  *userPolicy   // the user's rules and hooks (policy.go)
-	sbx     *sandboxing   // the sandbox of its commands (sandbox.go)
+	files   *Files         // tools' file access and read-tracking (files.go)
+	jobs    *jobs.Table    // background commands, ended by close (jobs.go)
+	memo    *registry.Memo // tools' short-lived memory: web_fetch's pages
+	perm    *permissions   // approval requests and "always" answers (permission.go)
+	code    *codeMode      // tools mode and run_code (codemode.go)
+	ctl     *controls      // mode, model, tools mode, effort (modes.go)
+	meter   *meter         // usage and cost reporting (usage.go)
+	prompts *prompts       // the system prompt (prompt.go)
+	calls   *callRecorder  // every tool call's events and live output (calls.go)
+	subs    *subagents     // profiles, the task tool, launching subagents (subagent.go)
+	policy  *userPolicy    // the user's rules and hooks (policy.go)
+	sbx     *sandboxing    // the sandbox of its commands (sandbox.go)
 
 	// timeline is the one path of events: append, fold, translate, send,
 	// under its emitMu; the lock order is written there (timeline.go).
@@ -106,6 +107,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.jobs = jobs.New(newJobEvents(s.emit))
+	s.memo = &registry.Memo{}
 	s.perm = &permissions{id: id, client: permissionClient(a.client, v2), log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()
@@ -193,7 +195,8 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.code = newCodeMode(s.scope, a.log.With("session", id), a.o.CodeMode, s.pipe, s.calls, s.st.ctl.tools)
 	s.subs = &subagents{reg: a.o.Registry, scope: s.scope, dirs: a.profileDirs(s.cwd), log: a.log.With("session", id),
 		status: s.status, models: a.models.Models, pipe: s.pipe, calls: s.calls, prompts: s.prompts, ctl: s.ctl,
-		meter: s.meter, files: s.files, jobs: s.jobs, cwd: s.cwd, roots: roots, maxRequests: a.o.MaxTurnRequests}
+		meter: s.meter, files: s.files, jobs: s.jobs, cwd: s.cwd, roots: roots, maxRequests: a.o.MaxTurnRequests,
+		rules: s.policy, memo: s.memo}
 	builtins, _ := profiles.Load(nil) // no directories: no I/O, no error
 	s.subs.install(builtins)
 	s.tr = s.newTranslator(replay)
@@ -529,6 +532,10 @@ func (s *conversation) stream(ctx context.Context) (model.Message, model.Finish,
 			thought.Reset()
 			msg.ToolCalls = nil
 			s.emit(ctx, session.New(session.AttemptAbandoned{Note: discardMessage}))
+		case model.EventNotice:
+			// The endpoint's last word on an answer it ended (model.EventNotice):
+			// the user reads it where the answer stopped.
+			s.status(ctx, endpointNotice(ev.Text))
 		}
 	}
 	msg.Content, msg.Reasoning = text.String(), thought.String()
@@ -544,7 +551,7 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 	el := formElicitor(s.a.client, s.caps)
 	for i, tc := range tcs {
 		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: registry.ArgsJSON(tc.Arguments), Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs,
-			Ask: askerFor(el, s.id, tc.ID)}
+			Ask: askerFor(el, s.id, tc.ID), Rules: s.policy, Memo: s.memo}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

@@ -50,6 +50,11 @@ type state struct {
 	// ones unique against them (calls.go).
 	ids map[string]bool
 
+	// prompts are the user's messages still in the conversation (not
+	// rewound), oldest first, each with the context as it was when it
+	// arrived: a rewind goes back to one of them (rewind.go).
+	prompts []promptMark
+
 	// offered reports whether a model id is one this agent offers; a
 	// stored choice of a model no longer configured keeps the default.
 	offered func(id string) bool
@@ -81,6 +86,9 @@ func (st *state) apply(ev session.Event) {
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
 		st.prompt = &model.Message{Role: model.RoleUser, Content: p.Text, Images: promptImages(p)}
+		st.prompts = append(st.prompts, promptMark{seq: ev.Seq, msg: p, history: st.history, gen: st.histGen})
+	case session.Rewind:
+		st.rewind(p)
 	case session.UserContext:
 		// The prompt enters the model's context (session.go, run).
 		msg := model.Message{Role: model.RoleUser}
@@ -89,6 +97,9 @@ func (st *state) apply(ev session.Event) {
 		}
 		if st.inTurn != 0 && st.turnFrom < 0 {
 			st.turnFrom = len(st.history)
+		}
+		if n := len(st.prompts); n > 0 {
+			st.prompts[n-1].entered = true
 		}
 		st.history = append(st.history, msg)
 		if len(p.Context) > 0 {

@@ -290,6 +290,7 @@ func TestCodeToolRefusals(t *testing.T) {
 	if err := registry.AddCodeTool(reg, registry.Tool[Args, string]{Run: func(context.Context, *registry.Call, Args) (string, error) { return "ran", nil }}); err != nil {
 		t.Fatal(err)
 	}
+	registry.MustAdd(reg, registry.Tool[echoArgs, string]{Name: "echo", Run: func(context.Context, *registry.Call, echoArgs) (string, error) { return "echoed", nil }})
 	if err := reg.SetMode(registry.Code); err != nil {
 		t.Fatal(err)
 	}
@@ -302,20 +303,32 @@ func TestCodeToolRefusals(t *testing.T) {
 	tests := []struct {
 		name string
 		ctx  context.Context
+		tool string // "": run_code
 		args string
 		code string
 		text string
 	}{
-		{"a blank description", t.Context(), `{"code":"return 1","description":"  \t "}`, registry.CodeInvalidArgs,
+		{"a blank description", t.Context(), "", `{"code":"return 1","description":"  \t "}`, registry.CodeInvalidArgs,
 			`Error: invalid arguments: "description" must say what the program does, not be blank`},
-		{"pre-aborted run_code in code mode", cancelled, `{"code":"return 1","description":"One"}`, registry.CodeAbortedBeforeDispatch,
+		{"pre-aborted run_code in code mode", cancelled, "", `{"code":"return 1","description":"One"}`, registry.CodeAbortedBeforeDispatch,
 			"Error: tool call aborted before dispatch"},
-		{"a good call", t.Context(), `{"code":"return 1","description":"One"}`, "", "1"},
+		// Cancellation is checked before the code-mode rejection.
+		{"pre-aborted direct call to another tool in code mode", cancelled, "echo", `{"v":1}`, registry.CodeAbortedBeforeDispatch,
+			"Error: tool call aborted before dispatch"},
+		{"pre-aborted call to an unknown tool", cancelled, "nope", `{}`, registry.CodeAbortedBeforeDispatch,
+			"Error: tool call aborted before dispatch"},
+		{"a direct call to another tool in code mode", t.Context(), "echo", `{"v":1}`, registry.CodeUnknownTool,
+			"Error: " + registry.CodeOnlyMessage("echo")},
+		{"a good call", t.Context(), "", `{"code":"return 1","description":"One"}`, "", "1"},
 	}
 	p := pipeline.New(nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := p.ExecuteBatch(tt.ctx, scope, []*registry.Call{{ID: "c", Name: ToolName, Args: json.RawMessage(tt.args)}}, pipeline.Hooks{})
+			name := tt.tool
+			if name == "" {
+				name = ToolName
+			}
+			res := p.ExecuteBatch(tt.ctx, scope, []*registry.Call{{ID: "c", Name: name, Args: json.RawMessage(tt.args)}}, pipeline.Hooks{})
 			if res[0].Code != tt.code || res[0].Text() != tt.text {
 				t.Fatalf("result %q %q, want %q %q", res[0].Code, res[0].Text(), tt.code, tt.text)
 			}

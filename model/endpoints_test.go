@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -93,6 +94,7 @@ func TestRecordedEndpoints(t *testing.T) {
 		reasoning string   // the field the endpoint's reasoning goes back in
 		tools     bool     // the request offers tools (read, get_current_weather)
 		sent      []string // in the last request's body
+		notices   []string // what the endpoint said after the answer ended (EventNotice)
 	}{{
 		name:  "DeepSeek reasoner: keep-alive, reasoning_content, a call in pieces, cached tokens",
 		files: []string{"deepseek-reasoner.http"}, thought: "The user wants go.mod read.", text: "Reading it.",
@@ -158,6 +160,11 @@ func TestRecordedEndpoints(t *testing.T) {
 		name:  "MiniMax via OpenRouter: finish_reason length, then the limit as an in-band error: cut at the limit, thoughts kept",
 		files: []string{"openrouter-minimax-length.http"}, thought: "The user wants the whole module tree explained. Start with go.mod, then",
 		finish: FinishLength, usage: &Usage{InputTokens: 1830, OutputTokens: 64}, requests: 1, reasoning: "reasoning",
+		notices: []string{"Token limit reached"},
+	}, {
+		name:  "OpenRouter: finish_reason length, then a bare error object as the last data line: cut at the limit, the endpoint's word kept",
+		files: []string{"openrouter-length-error.http"}, text: "The module has three packages: agent, model and",
+		finish: FinishLength, requests: 1, notices: []string{"Token limit reached"},
 	}, {
 		name:  "Groq: a call rejected in an event: error (tool_use_failed) goes back as its failed result; the next answer's call stands",
 		files: []string{"groq-tool-use-failed.http", "groq-after-tool-use-failed.http"}, tools: true,
@@ -249,6 +256,8 @@ func TestRecordedEndpoints(t *testing.T) {
 				case EventDiscard:
 					got.discards++
 					got.text, got.thought, chunks = "", "", nil
+				case EventNotice:
+					got.notices = append(got.notices, ev.Text)
 				}
 			}
 			if rs.requests() != tc.requests {
@@ -280,6 +289,9 @@ func TestRecordedEndpoints(t *testing.T) {
 			}
 			if got.err != nil {
 				t.Fatalf("err = %v", got.err)
+			}
+			if !slices.Equal(got.notices, tc.notices) {
+				t.Errorf("notices %q, want %q", got.notices, tc.notices)
 			}
 			if got.thought != tc.thought || got.text != tc.text || got.finish != tc.finish {
 				t.Errorf("thought %q text %q finish %q; want %q %q %q", got.thought, got.text, got.finish, tc.thought, tc.text, tc.finish)

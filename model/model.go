@@ -100,6 +100,11 @@ const (
 	// yielded before, so all of that is void; the new answer follows
 	// from its beginning.
 	EventDiscard
+	// EventNotice: Text is what the endpoint said about the response
+	// after it ended, in the endpoint's words (OpenRouter's "Token limit
+	// reached" after finish_reason "length"). The response stands; the
+	// user should read it.
+	EventNotice
 )
 
 // RetryInfo describes one retry of a failed model request.

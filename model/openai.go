@@ -256,9 +256,13 @@ func (st *streamState) chunk(c *wireChunk) error {
 	if we, ok := parseWireError(c.Error); len(c.Error) > 0 && ok {
 		if st.finish == FinishLength {
 			// The answer already ended at the token limit, and the
-			// endpoint says so again as an error (MiniMax through
-			// OpenRouter: "Token limit reached", finish_reason "error"):
-			// the answer stands, cut at the limit, with what it streamed.
+			// endpoint says so again as an error (OpenRouter: "Token limit
+			// reached", alone or in a chunk with finish_reason "error"):
+			// the answer stands, cut at the limit, with what it streamed,
+			// and the endpoint's words reach the user.
+			if msg := strings.TrimSpace(we.Message); msg != "" {
+				st.emit(Event{Kind: EventNotice, Text: truncate(msg, 500)})
+			}
 			return nil
 		}
 		return st.p.streamError(we)

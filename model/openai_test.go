@@ -135,6 +135,7 @@ type result struct {
 	finish        Finish
 	retries       []*RetryInfo
 	discards      int
+	notices       []string // EventNotice texts
 	err           error
 }
 

@@ -39,6 +39,14 @@ func (p *Pipeline) ExecuteBatch(ctx context.Context, res Resolver, calls []*regi
 		if err != nil {
 			p.hook("logged", func() { h.logged(i, calls[i]) })
 			results[i] = errorResult(err, registry.CodeUnknownTool)
+			if ctx.Err() != nil {
+				// A cancelled call is ABORTED_BEFORE_DISPATCH before its
+				// name is judged: the seed checks cancellation before the
+				// code-mode rejection (a visible tool called directly in
+				// code mode), and an unknown name is no more use to a
+				// model whose turn was cancelled.
+				results[i] = abortedBeforeDispatch()
+			}
 			p.hook("done", func() { h.done(i, calls[i], results[i]) })
 			i++
 			continue

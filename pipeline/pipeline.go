@@ -264,11 +264,16 @@ type Staged struct {
 // gates, approval, guards. A call whose context is already done runs no
 // policy and no post-execute and ends ABORTED_BEFORE_DISPATCH (or
 // INVALID_ARGS, which is more specific); finalize and the observers still
-// see it.
+// see it. A nil d is an unknown tool (UNKNOWN_TOOL, no stage runs), unless
+// the context is done.
 func (p *Pipeline) Prepare(ctx context.Context, d *registry.Def, c *registry.Call) *Staged {
 	s := &Staged{p: p, st: p.st.Load(), ctx: ctx, d: d, c: c}
 	if d == nil {
+		// Cancelled first, as ExecuteBatch answers a name it cannot resolve.
 		s.r, s.skip = registry.ErrorResult(registry.CodeUnknownTool, fmt.Sprintf("unknown tool %q", c.Name)), true
+		if ctx.Err() != nil {
+			s.r = abortedBeforeDispatch()
+		}
 		return s
 	}
 	// The arguments were logged as they are now; keep a private copy so a

@@ -16,7 +16,7 @@ import (
 // described fails at registration), marshalled and compiled on first use.
 func outputSchema[Out any](declared json.RawMessage) (func() (outSpec, error), error) {
 	if declared != nil {
-		s, err := compileSubset(declared, false)
+		s, err := CompileStructured(declared)
 		if err != nil {
 			return nil, err
 		}

@@ -347,6 +347,10 @@ var printer = message.NewPrinter(language.English)
 
 // collect flattens a validation error tree into readable leaf messages.
 func collect(e *jsonschema.ValidationError, inst any, root string, out *[]string) {
+	if k, ok := e.ErrorKind.(*kind.OneOf); ok {
+		oneOf(e, k, inst, root, out)
+		return
+	}
 	if len(e.Causes) > 0 {
 		for _, c := range e.Causes {
 			collect(c, inst, root, out)
@@ -384,6 +388,33 @@ func collect(e *jsonschema.ValidationError, inst any, root string, out *[]string
 	default:
 		*out = append(*out, fmt.Sprintf("%s: %s", subject, e.ErrorKind.LocalizedString(printer)))
 	}
+}
+
+// oneOf says why a value fits no alternative of a oneOf, each
+// alternative's violations together ("[a] or [b]"), or which alternatives
+// it fits when it fits more than one: listed flat, as the other leaves
+// are, the alternatives' demands would read as all required at once.
+func oneOf(e *jsonschema.ValidationError, k *kind.OneOf, inst any, root string, out *[]string) {
+	subject := root
+	if path := instancePath(inst, e.InstanceLocation); path != "" {
+		subject = fmt.Sprintf("%q", path)
+	}
+	if len(k.Subschemas) > 0 {
+		n := make([]string, len(k.Subschemas))
+		for i, s := range k.Subschemas {
+			n[i] = strconv.Itoa(s + 1)
+		}
+		*out = append(*out, fmt.Sprintf("%s matches oneOf alternatives %s; it must match exactly one", subject, strings.Join(n, " and ")))
+		return
+	}
+	alts := make([]string, 0, len(e.Causes))
+	for _, c := range e.Causes {
+		var msgs []string
+		collect(c, inst, root, &msgs)
+		slices.Sort(msgs)
+		alts = append(alts, "["+strings.Join(slices.Compact(msgs), ", ")+"]")
+	}
+	*out = append(*out, fmt.Sprintf("%s matches no oneOf alternative: %s", subject, strings.Join(alts, " or ")))
 }
 
 // instancePath names a location in the value the way the model writes it:

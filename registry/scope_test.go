@@ -565,7 +565,16 @@ func TestStructuredSubset(t *testing.T) {
 		name, schema, want string
 	}{
 		{"supported", `{"type":"object","title":"T","description":"d","properties":{"a":{"type":"string","enum":["x","y"]},"b":{"type":"array","items":{"const":1}},"c":{"type":"object","additionalProperties":true},"d":true,"e":{"type":"integer","enum":[1,2]},"f":{"type":"null","const":null}},"required":["a"],"additionalProperties":false,"examples":[{}]}`, ""},
-		{"not object-rooted", `{"type":"string"}`, `unsupported schema: "#": the root must be an object schema ("type": "object")`},
+		// Any JSON root, any node of the subset at the root (the seed's
+		// structured subset): a string, an array, a union, true.
+		{"a string root", `{"type":"string","enum":["yes","no"]}`, ""},
+		{"an array root", `{"type":"array","items":{"type":"integer"}}`, ""},
+		{"oneOf at the root", `{"oneOf":[{"type":"array","items":{"type":"string"}},{"type":"object","properties":{"e":{"type":"string"}},"required":["e"]}],"description":"files or an error"}`, ""},
+		{"a boolean root", `true`, ""},
+		{"oneOf inside a property", `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"null"}]}}}`, ""},
+		{"oneOf alternatives are held to the subset", `{"oneOf":[{"type":"string","pattern":"x"},{"enum":[1]},3]}`,
+			`unsupported schema: "#/oneOf/0": keyword "pattern" is not supported; "#/oneOf/1": keyword "enum" needs a "type"; "#/oneOf/2": a schema must be an object or a boolean`},
+		{"an empty oneOf", `{"oneOf":[]}`, `unsupported schema: "#/oneOf": must be a non-empty array of schemas`},
 		{"not JSON", `{`, "unsupported schema: not valid JSON"},
 		{"type array", `{"type":"object","properties":{"a":{"type":["string","null"]}}}`,
 			`unsupported schema: "#/properties/a/type": type arrays are not supported; name one type`},
@@ -593,7 +602,7 @@ func TestStructuredSubset(t *testing.T) {
 			`unsupported schema: "#/properties/n/const": "c" is not one of the enum's values; no value could match both`},
 		{"const inside its enum", `{"type":"object","properties":{"n":{"type":"number","enum":[1,2],"const":2.0}}}`, ""},
 		{"every violation listed", `{"type":"object","oneOf":[],"properties":{"a":{"type":"string","pattern":"x","minLength":1},"b/c":{"type":"float"},"d":{"type":["string"],"enum":["x"]}},"required":["z"],"$ref":"#"}`,
-			`unsupported schema: "#": keyword "$ref" is not supported; "#": keyword "oneOf" is not supported; "#/properties/a": keyword "minLength" is not supported; "#/properties/a": keyword "pattern" is not supported; "#/properties/b~1c/type": unknown type "float"; "#/properties/d": keyword "enum" needs a "type"; "#/properties/d/type": type arrays are not supported; name one type; "#/required": "z" is required but not a declared property`},
+			`unsupported schema: "#": keyword "$ref" is not supported; "#/oneOf": must be a non-empty array of schemas; "#/properties/a": keyword "minLength" is not supported; "#/properties/a": keyword "pattern" is not supported; "#/properties/b~1c/type": unknown type "float"; "#/properties/d": keyword "enum" needs a "type"; "#/properties/d/type": type arrays are not supported; name one type; "#/required": "z" is required but not a declared property`},
 		{"bad shapes", `{"type":"object","properties":[],"required":[1],"enum":[]}`,
 			`unsupported schema: "#/enum": must be a non-empty array; "#/properties": must be an object of schemas; "#/required": must be an array of property names`},
 		{"bad type forms", `{"type":"object","properties":{"b":{"type":3},"c":{"type":"array","items":3}}}`,
@@ -648,6 +657,37 @@ func TestStructuredValidate(t *testing.T) {
 		var te *Error
 		if !errors.As(err, &te) || te.Code != "INVALID_VALUE" || !strings.HasPrefix(te.Message, tt.want) {
 			t.Errorf("Validate(%s)\n got %v\nwant %s", tt.value, err, tt.want)
+		}
+	}
+}
+
+// TestStructuredValidateOneOf: a value checked against a union says, for
+// each alternative, what it lacks, or which alternatives it fits when it
+// fits more than one; never the alternatives' demands as one flat list.
+func TestStructuredValidateOneOf(t *testing.T) {
+	tests := []struct{ schema, value, want string }{
+		{`{"oneOf":[{"type":"array","items":{"type":"string"}},{"type":"object","properties":{"error":{"type":"string"}},"required":["error"]}]}`,
+			`["a.txt"]`, ""},
+		{`{"oneOf":[{"type":"array","items":{"type":"string"}},{"type":"object","properties":{"error":{"type":"string"}},"required":["error"]}]}`,
+			`42`, `invalid value: value matches no oneOf alternative: [value must be an array] or [value must be an object]`},
+		{`{"oneOf":[{"type":"array","items":{"type":"string"}},{"type":"object","properties":{"error":{"type":"string"}},"required":["error"]}]}`,
+			`{}`, `invalid value: value matches no oneOf alternative: [value must be an array] or [missing required property "error"]`},
+		{`{"oneOf":[{"type":"number"},{"type":"integer"}]}`, `1`,
+			`invalid value: value matches oneOf alternatives 1 and 2; it must match exactly one`},
+		{`{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}`, `{"v":true}`,
+			`invalid value: "v" matches no oneOf alternative: ["v" must be a string] or ["v" must be an integer]`},
+	}
+	for _, tt := range tests {
+		s, err := CompileStructured(json.RawMessage(tt.schema))
+		if err != nil {
+			t.Fatalf("CompileStructured(%s) = %v", tt.schema, err)
+		}
+		got := ""
+		if err := s.Validate(json.RawMessage(tt.value)); err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("Validate(%s) against %s\n got %q\nwant %q", tt.value, tt.schema, got, tt.want)
 		}
 	}
 }

@@ -13,12 +13,14 @@ import (
 )
 
 // The structured schema subset: what every provider's structured output and
-// the Code Mode SDK renderer understand. Anything else is refused when the
-// schema is compiled, never silently ignored at validation time.
+// the Code Mode SDK renderer understand (the seed's unified subset: type,
+// oneOf, properties, required, additionalProperties, items, enum, const,
+// annotations). Anything else is refused when the schema is compiled, never
+// silently ignored at validation time.
 var (
 	subsetKeywords = map[string]bool{
 		"type": true, "properties": true, "required": true, "additionalProperties": true,
-		"items": true, "enum": true, "const": true,
+		"items": true, "enum": true, "const": true, "oneOf": true,
 	}
 	// Annotations change no validation outcome, so they are always accepted.
 	annotationKeywords = map[string]bool{
@@ -31,9 +33,10 @@ var (
 	}
 )
 
-// Structured is a compiled schema of the structured subset: object-rooted
-// JSON Schema limited to type, properties, required, additionalProperties,
-// items, enum, const and annotations.
+// Structured is a compiled schema of the structured subset: JSON Schema
+// limited to type, oneOf, properties, required, additionalProperties, items,
+// enum, const and annotations, with any of them at its root (an answer may
+// be any JSON value: an object, an array, a string, a union of shapes).
 type Structured struct {
 	raw json.RawMessage
 	sch *jsonschema.Schema
@@ -43,10 +46,6 @@ type Structured struct {
 // it. A schema outside the subset fails with an *Error of code
 // UNSUPPORTED_SCHEMA that lists every violation, each with its JSON pointer.
 func CompileStructured(raw json.RawMessage) (*Structured, error) {
-	return compileSubset(raw, true)
-}
-
-func compileSubset(raw json.RawMessage, objectRoot bool) (*Structured, error) {
 	if jsonDepth(raw) > MaxSchemaDepth {
 		return nil, &Error{Code: CodeUnsupportedSchema, Message: fmt.Sprintf("unsupported schema: it nests deeper than %d levels", MaxSchemaDepth)}
 	}
@@ -56,11 +55,6 @@ func compileSubset(raw json.RawMessage, objectRoot bool) (*Structured, error) {
 	}
 	var bad []string
 	checkSubset(doc, "#", &bad)
-	if objectRoot {
-		if m, ok := doc.(map[string]any); !ok || m["type"] != "object" {
-			bad = append(bad, `"#": the root must be an object schema ("type": "object")`)
-		}
-	}
 	if len(bad) > 0 {
 		return nil, &Error{Code: CodeUnsupportedSchema, Message: "unsupported schema: " + strings.Join(bad, "; ")}
 	}
@@ -79,7 +73,7 @@ func compileSubset(raw json.RawMessage, objectRoot bool) (*Structured, error) {
 var structuredSeq atomic.Int64
 
 // checkSubset appends one message per violation below ptr. It recurses
-// only as deep as the document nests, which compileSubset bounds first.
+// only as deep as the document nests, which CompileStructured bounds first.
 func checkSubset(node any, ptr string, bad *[]string) {
 	if _, ok := node.(bool); ok {
 		return // true / false schemas are plain JSON Schema and render fine
@@ -143,6 +137,17 @@ func checkSubset(node any, ptr string, bad *[]string) {
 		case k == "items":
 			needs(k, "array")
 			checkSubset(v, at, bad)
+		case k == "oneOf":
+			// A union of shapes: each alternative is a schema of the subset
+			// (the Code Mode SDK renders it as a TypeScript union).
+			alts, ok := v.([]any)
+			if !ok || len(alts) == 0 {
+				*bad = append(*bad, fmt.Sprintf("%q: must be a non-empty array of schemas", at))
+				continue
+			}
+			for i, alt := range alts {
+				checkSubset(alt, fmt.Sprintf("%s/%d", at, i), bad)
+			}
 		case k == "enum":
 			list, ok := v.([]any)
 			if !ok || len(list) == 0 {

@@ -33,8 +33,7 @@ type Tool[In, Out any] struct {
 	// input, and its schema may use what this harness does not compile.
 	RawSchema bool
 	// Output is the JSON Schema of the value Run returns, within the
-	// structured schema subset (see CompileStructured, without the object
-	// root). Nil: derived from Out. A declared schema is checked against
+	// structured schema subset (see CompileStructured). Nil: derived from Out. A declared schema is checked against
 	// every value the body returns; a derived one only when it carries
 	// constraints the Go type cannot enforce (enum tags).
 	Output json.RawMessage

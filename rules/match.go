@@ -13,6 +13,7 @@ type Target struct {
 	Tool    string   // the call's tool name
 	Command string   // bash: the command line
 	Paths   []string // file tools: the absolute path, and where its symlinks lead when that differs
+	Domain  string   // web_fetch: the host its URL names (Domain)
 }
 
 // TargetOf reads the parts of a call that rules match: the command of a
@@ -25,6 +26,7 @@ func TargetOf(tool string, args json.RawMessage, cwd string) Target {
 		Command  string `json:"command"`
 		FilePath string `json:"file_path"`
 		Path     string `json:"path"`
+		URL      string `json:"url"`
 	}
 	_ = json.Unmarshal(args, &a)
 	switch tool {
@@ -34,6 +36,8 @@ func TargetOf(tool string, args json.RawMessage, cwd string) Target {
 		t.Paths = paths(cwd, a.FilePath)
 	case "glob", "grep":
 		t.Paths = paths(cwd, a.Path)
+	case "web_fetch":
+		t.Domain = Domain(a.URL)
 	}
 	return t
 }
@@ -182,7 +186,7 @@ func (s Set) allowed(t Target) (Rule, bool) {
 		return first, true
 	}
 	for _, r := range s {
-		if r.Effect == Allow && r.coversTool(t.Tool) && (!r.has || r.matchesAnyPath(t.Paths)) {
+		if r.Effect == Allow && r.coversTool(t.Tool) && (!r.has || r.matchesTarget(t)) {
 			return r, true
 		}
 	}
@@ -206,8 +210,21 @@ func (r Rule) matches(t Target, cmds []string) bool {
 		}
 		return false
 	}
+	return r.matchesTarget(t)
+}
+
+// matchesTarget matches a rule's pattern against what the call names: a
+// domain for a WebFetch rule, else a path.
+func (r Rule) matchesTarget(t Target) bool {
+	if r.domain != "" {
+		return matchesDomain(r.domain, t.Domain)
+	}
 	return r.matchesAnyPath(t.Paths)
 }
+
+// Specific reports whether the rule names what a call targets (a pattern:
+// a command, a path, a domain) rather than every call of a tool.
+func (r Rule) Specific() bool { return r.has }
 
 func (r Rule) matchesAnyPath(ps []string) bool {
 	for _, p := range ps {
@@ -230,6 +247,8 @@ func (r Rule) coversTool(tool string) bool {
 		return tool == "glob" || tool == "grep"
 	case r.tool == "edit":
 		return tool == "write"
+	case webTools[r.tool] != "":
+		return tool == webTools[r.tool]
 	case strings.HasPrefix(r.tool, "mcp__"):
 		server := strings.TrimSuffix(strings.TrimSuffix(r.tool, "*"), "__")
 		return strings.Count(server, "__") == 1 && strings.HasPrefix(tool, server+"__")

@@ -58,6 +58,8 @@ type Rule struct {
 	arg  string         // the pattern inside the parentheses
 	has  bool           // the rule has a parenthesised pattern
 	cmd  *regexp.Regexp // a whole command, from its first word
+	// domain is a WebFetch rule's host pattern, normalised (web.go)
+	domain string
 	// anywhere is cmd starting at any word: a deny or ask rule's match
 	anywhere *regexp.Regexp
 	// normal matches a command's normal form (normalize, rules/shell.go):
@@ -117,9 +119,17 @@ func Parse(effect Effect, text string, src Source) (Rule, error) {
 				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
 			}
 		}
+	case "webfetch", "web_fetch":
+		if r.has {
+			d, err := domainPattern(r.arg)
+			if err != nil {
+				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
+			}
+			r.domain = d
+		}
 	default:
 		if r.has {
-			return Rule{}, fmt.Errorf("rule %q: only Bash and the file tools (Read, Edit, Write, Glob, Grep) take a pattern; name an MCP tool as mcp__server__tool", text)
+			return Rule{}, fmt.Errorf("rule %q: only Bash, the file tools (Read, Edit, Write, Glob, Grep) and WebFetch take a pattern; name an MCP tool as mcp__server__tool", text)
 		}
 	}
 	return r, nil

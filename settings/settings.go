@@ -76,12 +76,19 @@ func (s Section) Empty() bool {
 type Policy struct {
 	Rules    rules.Set
 	Hooks    hooks.Set
-	Timeouts map[string]time.Duration
+	Timeouts map[string]Limit
 	// SandboxMode is the least a command is confined ("" for no floor),
 	// and NoNetwork turns the sandbox's network off whatever the user
 	// allowed: what a project asks for (it only tightens).
 	SandboxMode sandbox.Mode
 	NoNetwork   bool
+}
+
+// Limit is a configured timeout and where it was set, so a call it stops
+// can name the setting: "timeouts.bash in /home/u/.config/acp-bridge/config.yaml".
+type Limit struct {
+	D     time.Duration
+	Where string
 }
 
 // Compile checks a section and compiles it; every problem is reported, each
@@ -133,9 +140,13 @@ func (s Section) Compile(src rules.Source, root string) (Policy, []error) {
 			continue
 		}
 		if p.Timeouts == nil {
-			p.Timeouts = map[string]time.Duration{}
+			p.Timeouts = map[string]Limit{}
 		}
-		p.Timeouts[strings.ToLower(name)] = d
+		where := "timeouts." + name
+		if src.Path != "" {
+			where += " in " + src.Path
+		}
+		p.Timeouts[strings.ToLower(name)] = Limit{D: d, Where: where}
 	}
 	if s.Sandbox.Mode != "" {
 		if m, err := sandbox.ParseMode(s.Sandbox.Mode); err != nil {
@@ -157,8 +168,8 @@ func (p Policy) Merge(q Policy) Policy {
 		out.SandboxMode = q.SandboxMode // the tighter one
 	}
 	if len(p.Timeouts)+len(q.Timeouts) > 0 {
-		out.Timeouts = map[string]time.Duration{}
-		for _, m := range []map[string]time.Duration{p.Timeouts, q.Timeouts} {
+		out.Timeouts = map[string]Limit{}
+		for _, m := range []map[string]Limit{p.Timeouts, q.Timeouts} {
 			for k, v := range m {
 				out.Timeouts[k] = v
 			}
@@ -168,8 +179,8 @@ func (p Policy) Merge(q Policy) Policy {
 }
 
 // Timeout is the configured timeout of a tool: its own, else its MCP
-// server's (mcp__server for mcp__server__tool); 0 when none is set.
-func (p Policy) Timeout(tool string) time.Duration {
+// server's (mcp__server for mcp__server__tool); zero when none is set.
+func (p Policy) Timeout(tool string) Limit {
 	tool = strings.ToLower(tool)
 	if d, ok := p.Timeouts[tool]; ok {
 		return d
@@ -179,7 +190,7 @@ func (p Policy) Timeout(tool string) time.Duration {
 			return p.Timeouts["mcp__"+server]
 		}
 	}
-	return 0
+	return Limit{}
 }
 
 // Project is a project's settings file, read.

@@ -54,7 +54,7 @@ func TaskTool(set *profiles.Set, l Launcher) (*registry.Def, error) {
 		`"description":{"type":"string","description":"3-6 word title"},` +
 		`"prompt":{"type":"string","minLength":1},` +
 		`"profile":{"type":"string","enum":` + string(enum) + `,"description":"default general"},` +
-		`"output_schema":{"type":"object","description":"JSON Schema (type, properties, required, additionalProperties, items, enum, const)"}},` +
+		`"output_schema":{"type":"object","description":"JSON Schema (type, oneOf, properties, required, additionalProperties, items, enum, const); any root: object, array, string, a oneOf union"}},` +
 		`"required":["prompt"],"additionalProperties":false}`
 	profileOf := func(in TaskInput) (profiles.Profile, bool) {
 		name := in.Profile

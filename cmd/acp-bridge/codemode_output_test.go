@@ -80,3 +80,50 @@ func TestBinarySubCallOutputCoalesced(t *testing.T) {
 		})
 	}
 }
+
+// TestBinaryCancelledCallInCodeModeAbortsFirst: in code mode, a call the
+// model made directly to a tool other than run_code, reached after the
+// user cancelled the turn, is ABORTED_BEFORE_DISPATCH as every cancelled
+// call is, before the mode is asked whether it may be called directly (the
+// seed's order: cancellation first, then the code-mode rejection). The
+// turn is cancelled while the program's bash call waits for permission.
+func TestBinaryCancelledCallInCodeModeAbortsFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	code := `await tools.bash({"command":"true","description":"nothing"}); return "ran"`
+	script := writeScript(t, dir, "script.json",
+		fmt.Sprintf(`{"parts":[{"tool_call":{"id":"prog","name":"run_code","arguments":{"code":%q,"description":"run nothing"}}},`+
+			`{"tool_call":{"id":"direct","name":"read","arguments":{"file_path":"x.txt"}}}]}`, code),
+		`{"parts":[{"text":"never asked"}]}`)
+	stdin, sc := startBinary(t, nil, "--model", "script:"+script, "--tools-mode", "code", "--log-level", "error")
+	c := &rpcClient{t: t, in: stdin, out: sc}
+	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	sid := c.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})["sessionId"].(string)
+	c.answer = func(map[string]any) string {
+		// The user cancels the turn instead of answering.
+		c.send(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}})
+		return "reject-once"
+	}
+	res := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+	if res["stopReason"] != "cancelled" {
+		t.Fatalf("stopReason = %v", res["stopReason"])
+	}
+	if len(c.perms) != 1 {
+		t.Fatalf("%d permission requests, want 1 (the program's bash)", len(c.perms))
+	}
+	var final map[string]any
+	for _, u := range c.updates("tool_call_update") {
+		if u["toolCallId"] == "direct" && (u["status"] == "failed" || u["status"] == "completed") {
+			final = u
+		}
+	}
+	if final == nil {
+		t.Fatalf("the direct call never ended; updates %v", c.updates("tool_call_update"))
+	}
+	got := rawText(final)
+	if final["status"] != "failed" || !strings.Contains(got, "aborted before dispatch") {
+		t.Errorf("the direct call ended %v with %q; want failed, aborted before dispatch", final["status"], got)
+	}
+}

@@ -7,8 +7,8 @@ import (
 	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
-// runCommand runs the commands other than serving ACP (login, logout,
-// doctor, the hidden watchdog); ok is false when args name none of them.
+// runCommand runs the commands other than serving ACP on stdio (login,
+// logout, doctor, serve, the hidden watchdog); ok is false when args name none of them.
 func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, ok bool) {
 	if len(args) == 0 {
 		return 0, false
@@ -25,6 +25,8 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return runLogout(stdout, stderr), true
 	case "doctor":
 		return runDoctor(ctx, args[1:], stdout, stderr), true
+	case "serve":
+		return runServe(ctx, args[1:], stdout, stderr), true
 	}
 	return 0, false
 }

@@ -83,6 +83,9 @@ type config struct {
 	// sandbox is the config file's sandbox settings, the mode overridden
 	// by ACP_BRIDGE_SANDBOX and --sandbox (sandbox.go).
 	sandbox sandboxConfig
+
+	// web is the web tools' section (web.go).
+	web webConfig
 }
 
 // fileConfig is the YAML config file.
@@ -109,6 +112,7 @@ type fileConfig struct {
 	Permissions settings.Permissions           `yaml:"permissions"`
 	Hooks       map[string][]settings.HookSpec `yaml:"hooks"`
 	Timeouts    map[string]string              `yaml:"timeouts"`
+	Web         webConfig                      `yaml:"web"`
 }
 
 type providerConfig struct {
@@ -177,6 +181,7 @@ Environment:
   ACP_BRIDGE_LOG_LEVEL          like --log-level
   ACP_BRIDGE_LOG_FILE           like --log-file
   ACP_BRIDGE_STATE_DIR          like --state-dir (empty: keep sessions in memory only)
+  ACP_BRIDGE_SEARXNG_URL        like web.search.searxng
 
 Config file (YAML; every key optional):
   model: deepseek/deepseek-chat      # provider/name, a model name, or script:FILE
@@ -211,6 +216,10 @@ Config file (YAML; every key optional):
   log:
     level: info
     file: /tmp/acp-bridge.log
+  web:
+    search:                          # offers web_search; none: not offered
+      searxng: http://localhost:8888 # a SearxNG instance with json in search.formats
+      # brave_api_key_env: BRAVE_API_KEY   # or the Brave Search API, its key in this variable
 `
 
 var errVersion = errors.New("version")
@@ -234,7 +243,8 @@ func printStartError(stderr io.Writer, name string, err error) {
 // parseFlags reads the flags and the environment and loads the config
 // file. Flags and variables override the file. It prints nothing but
 // --help (to stdout); the caller prints the error.
-func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.FlagSet, error) {
+// extra adds a command's own flags (serve's, serve.go).
+func parseFlags(name string, args []string, stdout io.Writer, extra ...func(*flag.FlagSet)) (*config, *flag.FlagSet, error) {
 	var f struct {
 		config, model, baseURL, apiKeyEnv, permissionMode, toolsMode, logLevel, logFile, stateDir string
 		maxTurn, maxTokens, contextWindow, retries                                                int
@@ -262,6 +272,9 @@ func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.Fl
 	fl.StringVar(&f.logFile, "log-file", "", "append logs to this file instead of stderr (env ACP_BRIDGE_LOG_FILE)")
 	fl.StringVar(&f.stateDir, "state-dir", "", "where session logs are kept, for session/load, resume and list; empty keeps sessions in memory only (env ACP_BRIDGE_STATE_DIR; default $XDG_STATE_HOME/acp-bridge/sessions)")
 	fl.BoolVar(&f.version, "version", false, "print the version and exit")
+	for _, add := range extra {
+		add(fl)
+	}
 	fl.Usage = func() {}
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -336,6 +349,12 @@ func parseFlags(name string, args []string, stdout io.Writer) (*config, *flag.Fl
 	envStr(&cfg.toolsMode, "ACP_BRIDGE_TOOLS_MODE")
 	envStr(&cfg.logLevel, "ACP_BRIDGE_LOG_LEVEL")
 	envStr(&cfg.logFile, "ACP_BRIDGE_LOG_FILE")
+	if v := os.Getenv("ACP_BRIDGE_SEARXNG_URL"); v != "" {
+		if err := checkURL(v); err != nil {
+			return nil, nil, fmt.Errorf("ACP_BRIDGE_SEARXNG_URL=%q %v", v, err)
+		}
+		cfg.web.Search.SearxNG, cfg.web.Search.BraveAPIKeyEnv = v, ""
+	}
 	if v, ok := os.LookupEnv("ACP_BRIDGE_STATE_DIR"); ok {
 		cfg.stateDir = v // an explicitly empty value turns saving off
 	}
@@ -526,6 +545,10 @@ func (c *config) loadFile(path string, explicit bool) error {
 		return bad("%v", errors.Join(errs...))
 	}
 	c.policy = pol
+	if err := fc.Web.check(); err != nil {
+		return bad("%v", err)
+	}
+	c.web = fc.Web
 	if fc.Providers.Kind != 0 {
 		if fc.Providers.Kind != yaml.MappingNode {
 			return bad("line %d: providers must be a mapping of name to provider", fc.Providers.Line)

@@ -62,7 +62,9 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func doctor(ctx context.Context, args []string) []check {
 	var out []check
 	var flagErr bytes.Buffer
-	cfg, _, err := parseFlags("acp-bridge doctor", args, &flagErr)
+	// `doctor serve ...` checks serve's settings too (serve_doctor.go).
+	sc, args := serveDoctorArgs(args)
+	cfg, _, err := parseFlags("acp-bridge doctor", args, &flagErr, sc.flagSets()...)
 	switch {
 	case errors.Is(err, flag.ErrHelp) || errors.Is(err, errVersion):
 		cfg, err = nil, errors.New("doctor takes the bridge's own flags (see acp-bridge --help)")
@@ -90,6 +92,7 @@ func doctor(ctx context.Context, args []string) []check {
 		out = append(out, policyChecks(cfg, wd)...)
 		out = append(out, profileCheck(wd))
 	}
+	out = append(out, sc.checks()...)
 	out = append(out, stateCheck(cfg.stateDir), bashCheck(ctx), sandboxCheck(ctx, cfg),
 		check{name: "version", ok: true, msg: fmt.Sprintf("%s, %s %s/%s", versionLine(), runtime.Version(), runtime.GOOS, runtime.GOARCH)})
 	return out

@@ -243,6 +243,16 @@ func (l *lockedBuffer) String() string {
 // so far, for a client that shows it (acp.el shows every chunk as an error).
 func startBinaryStderr(t *testing.T, env []string, args ...string) (io.WriteCloser, *bufio.Scanner, func() string) {
 	t.Helper()
+	stdin, stdout, stderr := startBinaryPipes(t, env, args...)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	return stdin, sc, stderr
+}
+
+// startBinaryPipes is startBinaryStderr with the bridge's stdout as it is,
+// for a client that reads it itself.
+func startBinaryPipes(t *testing.T, env []string, args ...string) (io.WriteCloser, io.Reader, func() string) {
+	t.Helper()
 	cmd := exec.Command(bridgeBinary(t), args...)
 	home := t.TempDir()
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home}, env...)
@@ -267,9 +277,7 @@ func startBinaryStderr(t *testing.T, env []string, args ...string) (io.WriteClos
 			t.Logf("bridge stderr:\n%s", stderr.String())
 		}
 	})
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	return stdin, sc, stderr.String
+	return stdin, stdout, stderr.String
 }
 
 func startE2E(t *testing.T, env []string, args ...string) *rpcClient {

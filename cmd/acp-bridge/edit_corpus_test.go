@@ -66,7 +66,11 @@ func TestEditCorpus(t *testing.T) {
 		}
 		c := cases[i]
 		readArgs, _ := json.Marshal(map[string]any{"file_path": name(i)})
-		editArgs, _ := json.Marshal(map[string]any{"file_path": name(i), "old_string": c.Old, "new_string": c.New, "replace_all": c.All})
+		args := map[string]any{"file_path": name(i), "old_string": c.Old, "new_string": c.New, "replace_all": c.All}
+		if c.Line > 0 {
+			args["start_line"] = c.Line
+		}
+		editArgs, _ := json.Marshal(args)
 		call := func(idx int, id, tool string, args []byte) string {
 			a, _ := json.Marshal(string(args))
 			return delta(fmt.Sprintf(`{"tool_calls":[{"index":%d,"id":%q,"type":"function","function":{"name":%q,"arguments":%s}}]}`, idx, id, tool, a), "")

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -142,25 +143,61 @@ func TestBinaryRecordedEndpoints(t *testing.T) {
 	}
 }
 
-// TestBinaryTokenLimitThenInBandError: MiniMax through OpenRouter ends an
-// answer at the token limit and then reports "Token limit reached" as an
-// error. The turn ends with max_tokens, not an error, keeping the thoughts.
+// TestBinaryTokenLimitThenInBandError: an endpoint ends an answer at the
+// token limit and then reports "Token limit reached" as an error: MiniMax
+// through OpenRouter in a chunk with choices, OpenRouter itself as a bare
+// error object on the last data line. The turn ends with max_tokens, not an
+// error, keeping what streamed, and the endpoint's last word reaches the
+// thread: a notice for a client that takes them, agent text for the others.
 func TestBinaryTokenLimitThenInBandError(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	srv := recordedEndpoint(t, "openrouter-minimax-length.http")
-	c := startE2E(t, nil, "--base-url", srv.URL+"/v1", "--model", "m", "--state-dir", "")
-	sid := c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})["sessionId"]
-	res, err := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "explain"}}})
-	if err != nil || res["stopReason"] != "max_tokens" {
-		t.Fatalf("prompt = %v, %+v; want stopReason max_tokens", res, err)
+	tests := []struct {
+		name, file, thought, text string
+	}{
+		{"MiniMax via OpenRouter", "openrouter-minimax-length.http", "The user wants the whole module tree explained. Start with go.mod, then", ""},
+		{"OpenRouter bare error object", "openrouter-length-error.http", "", "The module has three packages: agent, model and"},
 	}
-	var thought strings.Builder
-	for _, u := range c.updates("agent_thought_chunk") {
-		thought.WriteString(u["content"].(map[string]any)["text"].(string))
-	}
-	if thought.String() != "The user wants the whole module tree explained. Start with go.mod, then" {
-		t.Errorf("thoughts %q", thought.String())
+	for _, tc := range tests {
+		for _, notices := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/notices=%v", tc.name, notices), func(t *testing.T) {
+				srv := recordedEndpoint(t, tc.file)
+				stdin, sc := startBinary(t, nil, "--base-url", srv.URL+"/v1", "--model", "m", "--state-dir", "")
+				c := &rpcClient{t: t, in: stdin, out: sc}
+				caps := map[string]any{}
+				if notices {
+					caps["session"] = map[string]any{"notices": map[string]any{}}
+				}
+				c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps})
+				sid := c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})["sessionId"]
+				res, err := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "explain"}}})
+				if err != nil || res["stopReason"] != "max_tokens" {
+					t.Fatalf("prompt = %v, %+v; want stopReason max_tokens", res, err)
+				}
+				var thought strings.Builder
+				for _, u := range c.updates("agent_thought_chunk") {
+					thought.WriteString(u["content"].(map[string]any)["text"].(string))
+				}
+				if thought.String() != tc.thought {
+					t.Errorf("thoughts %q, want %q", thought.String(), tc.thought)
+				}
+				text := c.agentText()
+				if !strings.HasPrefix(text, tc.text) {
+					t.Errorf("the thread %q does not start with the answer %q", text, tc.text)
+				}
+				said := text[len(tc.text):]
+				if notices {
+					var b strings.Builder
+					for _, u := range c.updates("notice") {
+						fmt.Fprintf(&b, "%v %v\n", u["title"], u["description"])
+					}
+					said = b.String()
+				}
+				if !strings.Contains(said, "Token limit reached") {
+					t.Errorf("the endpoint's message is not in the thread: %q (agent text %q)", said, text)
+				}
+			})
+		}
 	}
 }

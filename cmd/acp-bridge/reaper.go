@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acp-bridge/acp-bridge/internal/atomicfile"
 	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 )
 
@@ -16,7 +17,15 @@ import (
 // not for people (see procgroup.RunReaper).
 const reaperArg = "__reaper"
 
-func runReaper(stdin io.Reader) int { return procgroup.RunReaper(stdin) }
+// The watchdog also removes the temporary files a killed bridge's journal
+// lists (a kill in the middle of a write), as the next bridge's start would.
+func runReaper(stdin io.Reader) int { return procgroup.RunReaper(stdin, cleanJournals) }
+
+func cleanJournals(journals []string) {
+	for _, j := range journals {
+		_, _ = atomicfile.Clean(j) // nobody to tell: the next start sweeps what is left
+	}
+}
 
 // enableReaper makes every command and MCP server of this process die with
 // it, also when the editor kills it with SIGKILL. stop ends the watchdog at

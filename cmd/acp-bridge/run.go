@@ -26,6 +26,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/tools/fs"
 	"github.com/acp-bridge/acp-bridge/tools/question"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
+	"github.com/acp-bridge/acp-bridge/tools/web"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -41,11 +42,12 @@ func agentVersion() string {
 	return "0.1.0-dev"
 }
 
-// startConfig parses the flags of the program called name. When it should
-// not go on (--version, --help, a bad setting) it has printed what it had
-// to, and code is the exit status.
-func startConfig(name string, args []string, stdout, stderr io.Writer) (cfg *config, code int, ok bool) {
-	cfg, _, err := parseFlags(name, args, stdout)
+// startConfig parses the flags of the program called name (extra adds a
+// command's own, as serve does). When it should not go on (--version,
+// --help, a bad setting) it has printed what it had to, and code is the
+// exit status.
+func startConfig(name string, args []string, stdout, stderr io.Writer, extra ...func(*flag.FlagSet)) (cfg *config, code int, ok bool) {
+	cfg, _, err := parseFlags(name, args, stdout, extra...)
 	switch {
 	case errors.Is(err, errVersion):
 		fmt.Fprintln(stdout, versionLine())
@@ -67,49 +69,78 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if code, ok := runCommand(ctx, args, stdin, stdout, stderr); ok {
 		return code
 	}
-	cfg, code, ok := startConfig("acp-bridge", args, stdout, stderr)
+	b, code, ok := prepare("acp-bridge", args, stdout, stderr)
 	if !ok {
 		return code
 	}
+	defer b.stop()
+	if isTerminal(stdin) {
+		fmt.Fprint(stderr, terminalNote)
+	}
+	serve(ctx, b.opts, stdin, stdout, b.log)
+	return 0
+}
+
+// prepared is what every way of serving ACP (stdio, serve) sets up before
+// its first connection: the settings, the log, the process watchdog, the
+// journal and spill directory, and the agents' options.
+type prepared struct {
+	cfg   *config
+	opts  agent.Options
+	log   *slog.Logger
+	stops []func() // undone in reverse by stop
+}
+
+func (b *prepared) stop() {
+	for i := len(b.stops) - 1; i >= 0; i-- {
+		b.stops[i]()
+	}
+}
+
+// prepare sets a bridge up from the flags, environment and config file
+// (name and extra as for startConfig). When !ok it has said why, and code
+// is the exit status.
+func prepare(name string, args []string, stdout, stderr io.Writer, extra ...func(*flag.FlagSet)) (b *prepared, code int, ok bool) {
+	cfg, code, ok := startConfig(name, args, stdout, stderr, extra...)
+	if !ok {
+		return nil, code, false
+	}
 	logger, closeLog, err := newLogger(cfg, stderr)
 	if err != nil {
-		printStartError(stderr, "acp-bridge", err)
-		return 2
+		printStartError(stderr, name, err)
+		return nil, 2, false
 	}
-	defer closeLog()
-	// Full outputs of truncated commands are spilled here for the model to
-	// read; they go when the process does, not into /tmp forever.
-	defer enableReaper(logger)()
+	b = &prepared{cfg: cfg, log: logger, stops: []func(){closeLog}}
+	b.stops = append(b.stops, enableReaper(logger))
 	// Off the start-up path: reading a busy temp directory cost up to a
 	// millisecond before the editor's initialize was answered.
 	go removeDeadSpills(os.TempDir(), logger)
 	// Off the start-up path too; our own journal is never swept (its pid runs).
 	go sweepTempFiles(cfg.stateDir, logger)
-	defer startJournal(cfg.stateDir, logger)()
+	b.stops = append(b.stops, startJournal(cfg.stateDir, logger))
+	// Full outputs of truncated commands are spilled here for the model to
+	// read; they go when the process does, not into /tmp forever.
 	if dir, err := os.MkdirTemp("", spillPrefix()); err == nil {
 		cfg.spillDir = dir
-		defer os.RemoveAll(dir)
+		b.stops = append(b.stops, func() { os.RemoveAll(dir) })
 	}
-	opts, err := agentOptions(cfg, logger)
+	b.opts, err = agentOptions(cfg, logger)
 	if err == nil {
-		opts.Sandbox, err = agentSandbox(cfg, cfg.spillDir)
+		b.opts.Sandbox, err = agentSandbox(cfg, cfg.spillDir)
 	}
 	if err != nil {
 		if cfg.logFile != "" {
 			logger.Error("bad configuration", "err", err.Error())
 		}
-		printStartError(stderr, "acp-bridge", err)
-		return 2
+		printStartError(stderr, name, err)
+		b.stop()
+		return nil, 2, false
 	}
-	if isTerminal(stdin) {
-		fmt.Fprint(stderr, terminalNote)
-	}
-	if note := startNote(opts.Sandbox); note != "" {
+	if note := startNote(b.opts.Sandbox); note != "" {
 		fmt.Fprint(stderr, note)
 		logger.Warn(strings.TrimSpace(note))
 	}
-	serve(ctx, opts, stdin, stdout, logger)
-	return 0
+	return b, 0, true
 }
 
 // terminalNote is for someone who ran the program by hand: it is not
@@ -199,6 +230,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	registry.MustAdd(reg, bash.JobStopTool())
 	todo.Register(reg)
 	question.Register(reg)
+	web.Register(reg, cfg.webOptions(logger))
 	models, def, err := cfg.modelChoices()
 	if err != nil {
 		return agent.Options{}, err

@@ -245,9 +245,9 @@ func TestBinarySubagentsInParallel(t *testing.T) {
 			t.Fatalf("%s made %d requests, want 2", who, len(reqs))
 		}
 		// The read-only tools by their facts (job_output only reads a
-		// background job's output); never bash, write, edit, task or the
-		// session's own todo_write.
-		if d := cmp.Diff([]string{"glob", "grep", "job_output", "read"}, toolNames(reqs[0])); d != "" {
+		// background job's output, web_fetch a page); never bash, write,
+		// edit, task or the session's own todo_write.
+		if d := cmp.Diff([]string{"glob", "grep", "job_output", "read", "web_fetch"}, toolNames(reqs[0])); d != "" {
 			t.Errorf("%s was offered (-want +got):\n%s", who, d)
 		}
 		sys := fmt.Sprint(reqs[0]["messages"].([]any)[0].(map[string]any)["content"])
@@ -366,6 +366,75 @@ func TestBinarySubagentTypedAnswer(t *testing.T) {
 	}
 	if len(m.requests("SUB-U")) != 0 {
 		t.Errorf("a subagent with a refused schema ran")
+	}
+}
+
+// TestBinarySubagentAnyRootSchema: an output schema may have any JSON root
+// and any node of the subset at its root, oneOf included (the seed's
+// structured subset): a union at the root, an array, a string enum, a
+// union inside a property. An answer that matches no branch is sent back
+// with what is wrong; the parent reads each value as JSON.
+func TestBinarySubagentAnyRootSchema(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	tests := []struct {
+		schema  string
+		answers []string // the subagent's, in order: each but the last is corrected
+		want    string   // what the parent reads
+	}{
+		{`{"oneOf":[{"type":"array","items":{"type":"string"}},{"type":"object","properties":{"error":{"type":"string"}},"required":["error"],"additionalProperties":false}]}`,
+			[]string{`42`, `["a.txt", "b.txt"]`}, `["a.txt","b.txt"]`},
+		{`{"type":"array","items":{"type":"integer"}}`, []string{`[1, 2]`}, `[1,2]`},
+		{`{"type":"string","enum":["yes","no"]}`, []string{`"maybe"`, `"yes"`}, `"yes"`},
+		{`{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"null"}]}},"required":["v"],"additionalProperties":false}`,
+			[]string{`{"v": null}`}, `{"v":null}`},
+	}
+	m := &routedMock{t: t}
+	m.handle = func(w http.ResponseWriter, body map[string]any) {
+		first := firstUser(body)
+		if first == "Typed answers" {
+			if step(body) > 0 {
+				say(w, 10, 1, "Done.")
+				return
+			}
+			var cs [][3]string
+			for i, tt := range tests {
+				cs = append(cs, [3]string{fmt.Sprintf("call_%d", i), "task",
+					taskArgs(t, map[string]any{"profile": "explorer", "prompt": fmt.Sprintf("SUB-%d: answer", i), "output_schema": json.RawMessage(tt.schema)})})
+			}
+			calls(w, 10, 1, cs...)
+			return
+		}
+		var i int
+		if _, err := fmt.Sscanf(first, "SUB-%d:", &i); err != nil || i >= len(tests) {
+			t.Errorf("unexpected request: %q", first)
+			http.Error(w, "unexpected", http.StatusInternalServerError)
+			return
+		}
+		say(w, 10, 1, tests[i].answers[min(step(body), len(tests[i].answers)-1)])
+	}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	c := startE2E(t, mockEnv, mockArgs(srv)...)
+	sid := c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})["sessionId"]
+	if res := c.call("session/prompt", textPrompt(sid, "Typed answers")); res["stopReason"] != "end_turn" {
+		t.Fatalf("stopReason = %v", res["stopReason"])
+	}
+	parent := m.requests("Typed answers")
+	if len(parent) != 2 {
+		t.Fatalf("the parent made %d requests, want 2", len(parent))
+	}
+	got := toolResults(parent[1])
+	var want []string
+	for i, tt := range tests {
+		want = append(want, tt.want)
+		if n := len(m.requests(fmt.Sprintf("SUB-%d", i))); n != len(tt.answers) {
+			t.Errorf("schema %s: the subagent made %d requests, want %d", tt.schema, n, len(tt.answers))
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("what the parent read (-want +got):\n%s", d)
 	}
 }
 

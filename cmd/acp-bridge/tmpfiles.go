@@ -22,12 +22,13 @@ func journalDirs(stateDir string) []string {
 }
 
 // startJournal records every temporary file this process creates beside a
-// file it edits, so the next bridge can remove one a crash left in the
-// user's project. stop removes the journal at a clean exit.
+// file it edits, so the watchdog (told of the journal at its first line)
+// or the next bridge can remove one a crash left in the user's project.
+// stop removes the journal at a clean exit.
 func startJournal(stateDir string, logger *slog.Logger) (stop func()) {
 	var errs []any
 	for _, d := range journalDirs(stateDir) {
-		stop, err := atomicfile.Journal(d)
+		stop, err := atomicfile.Journal(d, procgroup.WatchJournal)
 		if err == nil {
 			return stop
 		}

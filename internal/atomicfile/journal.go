@@ -17,8 +17,10 @@ import (
 // write(2), so a killed process leaves whole lines), and removed at a clean
 // exit, when every temporary file is gone.
 var journal struct {
-	mu sync.Mutex
-	f  *os.File
+	mu      sync.Mutex
+	f       *os.File
+	watch   func(journal string) // told of the journal at its first line
+	watched bool
 }
 
 const journalExt = ".tmpfiles"
@@ -26,7 +28,12 @@ const journalExt = ".tmpfiles"
 // Journal starts recording this process's temporary files in dir (created
 // if needed). stop closes and removes the journal; call it at exit. Without
 // a journal, Write works the same and a crash may leave a temporary file.
-func Journal(dir string) (stop func(), err error) {
+// watch, if not nil, is told the journal's path once, when the first
+// temporary file is recorded and before it exists: the watchdog that
+// outlives a killed process cleans what it lists (see Clean). The first
+// write waits for it (starting the watchdog, once), so no kill finds a
+// temporary file the watchdog was not told of.
+func Journal(dir string, watch func(journal string)) (stop func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -36,7 +43,7 @@ func Journal(dir string) (stop func(), err error) {
 		return nil, err
 	}
 	journal.mu.Lock()
-	journal.f = f
+	journal.f, journal.watch, journal.watched = f, watch, false
 	journal.mu.Unlock()
 	return func() {
 		journal.mu.Lock()
@@ -61,6 +68,10 @@ func record(path string) error {
 		return errors.New("a line break in the path")
 	}
 	_, err := journal.f.WriteString(path + "\n")
+	if err == nil && !journal.watched && journal.watch != nil {
+		journal.watched = true
+		journal.watch(journal.f.Name())
+	}
 	return err
 }
 
@@ -69,10 +80,9 @@ func record(path string) error {
 var ours = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\..+\.acp-bridge-[0-9]+-[0-9]+$`) })
 
 // Sweep removes what processes that are gone left behind: for each journal
-// in dir whose process does not run (running reports it), every file it
-// lists that still exists, is a regular file and has a name this package
-// makes, then the journal itself. It returns the files removed. A journal
-// of a running process is left alone.
+// in dir whose process does not run (running reports it), what Clean
+// removes. It returns the files removed. A journal of a running process is
+// left alone.
 func Sweep(dir string, running func(pid int) bool) (removed []string, err error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*"+journalExt))
 	if err != nil {
@@ -84,25 +94,42 @@ func Sweep(dir string, running func(pid int) bool) (removed []string, err error)
 		if err != nil || pid <= 0 || pid == os.Getpid() || running(pid) {
 			continue
 		}
-		paths, err := readJournal(j)
-		if err != nil {
-			errs = append(errs, err)
+		r, err := Clean(j)
+		removed = append(removed, r...)
+		errs = append(errs, err)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// Clean removes what the journal j lists of a process that is gone: every
+// file that still exists, is a regular file and has a name this package
+// makes, then the journal itself. The watchdog of a killed bridge calls it
+// (cmd/acp-bridge/reaper.go), and so does the next bridge's Sweep: one may
+// find the other's work done, which is no error.
+func Clean(j string) (removed []string, err error) {
+	paths, err := readJournal(j)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, p := range paths {
+		st, err := os.Lstat(p)
+		if err != nil || !st.Mode().IsRegular() || !ours().MatchString(filepath.Base(p)) {
+			continue // renamed into place, removed, or not ours
+		}
+		if err := os.Remove(p); err != nil {
+			if !errors.Is(err, iofs.ErrNotExist) {
+				errs = append(errs, err)
+			}
 			continue
 		}
-		for _, p := range paths {
-			st, err := os.Lstat(p)
-			if err != nil || !st.Mode().IsRegular() || !ours().MatchString(filepath.Base(p)) {
-				continue // renamed into place, removed, or not ours
-			}
-			if err := os.Remove(p); err != nil && !errors.Is(err, iofs.ErrNotExist) {
-				errs = append(errs, err)
-				continue
-			}
-			removed = append(removed, p)
-		}
-		if err := os.Remove(j); err != nil {
-			errs = append(errs, err)
-		}
+		removed = append(removed, p)
+	}
+	if err := os.Remove(j); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		errs = append(errs, err)
 	}
 	return removed, errors.Join(errs...)
 }

@@ -13,7 +13,7 @@ import (
 // before the file exists, and a clean stop removes the journal.
 func TestWriteRecordsItsTempFile(t *testing.T) {
 	jdir, work := t.TempDir(), t.TempDir()
-	stop, err := Journal(jdir)
+	stop, err := Journal(jdir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ const roleEnv = "PROCGROUP_TEST_ROLE"
 func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
 	case "reaper":
-		os.Exit(RunReaper(os.Stdin))
+		os.Exit(RunReaper(os.Stdin, nil))
 	case "slow-reaper": // reads the bridge's lines, then does not exit
 		readGroups(os.Stdin)
 		time.Sleep(30 * time.Second)
@@ -317,13 +317,25 @@ func TestReadGroups(t *testing.T) {
 		{"+10 7.1 500\n+11 7.2 600\n-11\n", []int{10}},
 	}
 	for _, tt := range tests {
-		got := slices.Sorted(maps.Keys(readGroups(strings.NewReader(tt.in))))
+		live, _ := readGroups(strings.NewReader(tt.in))
+		got := slices.Sorted(maps.Keys(live))
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("readGroups(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
-	g := readGroups(strings.NewReader(addLine(sysGroup{pgid: 42, token: "9.3", since: 1234})))[42]
+	live, _ := readGroups(strings.NewReader(addLine(sysGroup{pgid: 42, token: "9.3", since: 1234})))
+	g := live[42]
 	if g != (sysGroup{pgid: 42, token: "9.3", since: 1234}) {
 		t.Errorf("addLine does not read back: %+v", g)
+	}
+}
+
+// TestReaperCleansJournals: the journals the bridge named ("jPATH" lines,
+// each once however often named) go to the clean-up when the input ends.
+func TestReaperCleansJournals(t *testing.T) {
+	var got []string
+	RunReaper(strings.NewReader("j/s/1.tmpfiles\n+0\nj/t/1.tmpfiles\nj/s/1.tmpfiles\n"), func(j []string) { got = j })
+	if want := []string{"/s/1.tmpfiles", "/t/1.tmpfiles"}; !slices.Equal(got, want) {
+		t.Errorf("cleaned %q, want %q", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,18 +50,38 @@ func reaperFor() *reaper {
 	return r
 }
 
-// reaper is the bridge's side of the watchdog: the pipe to it and the groups
-// it has been told of. Every change is one line: "+pgid token since" (the
-// group, its marker and its start; see sysGroup) or "-pgid".
+// reaper is the bridge's side of the watchdog: the pipe to it, the groups
+// and the journals it has been told of. Every change is one line: "+pgid
+// token since" (the group, its marker and its start; see sysGroup),
+// "-pgid", or "jPATH" (a journal of temporary files to clean up).
 type reaper struct {
 	argv []string
 	log  *slog.Logger
 
-	mu     sync.Mutex
-	w      *os.File      // our end of the reaper's stdin; nil while none runs
-	proc   *os.Process   // the running reaper
-	exited chan struct{} // closed when the running reaper has been reaped
-	live   map[int]sysGroup
+	mu       sync.Mutex
+	w        *os.File      // our end of the reaper's stdin; nil while none runs
+	proc     *os.Process   // the running reaper
+	exited   chan struct{} // closed when the running reaper has been reaped
+	live     map[int]sysGroup
+	journals []string
+}
+
+// WatchJournal has the watchdog clean up after this process's journal of
+// temporary files (internal/atomicfile) if the process dies without doing
+// so: a kill in the middle of a write. It starts the watchdog if none
+// runs; it does nothing when none is enabled. A path with a line break is
+// not passed on.
+func WatchJournal(path string) {
+	watchdogMu.Lock()
+	r := watchdog
+	watchdogMu.Unlock()
+	if r == nil || strings.ContainsAny(path, "\n\r") {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.journals = append(r.journals, path)
+	r.send("j" + path + "\n")
 }
 
 // StopReaper ends the watchdog at a clean exit: it kills what is still
@@ -175,22 +196,30 @@ func (r *reaper) ensure() {
 	}()
 	for _, g := range r.live {
 		if _, err := io.WriteString(pw, addLine(g)); err != nil {
-			break // it died already; the next send starts another
+			return // it died already; the next send starts another
+		}
+	}
+	for _, j := range r.journals {
+		if _, err := io.WriteString(pw, "j"+j+"\n"); err != nil {
+			return
 		}
 	}
 }
 
 // RunReaper is the watchdog's whole program: it reads the bridge's lines
 // until the pipe closes, which happens when the bridge exits or is killed
-// (the kernel closes its end), and then kills every group still listed:
-// the process group and every process carrying the group's marker or
-// descending from one that does (see members), whether it left the group or
-// lost its parent. It returns the exit status.
-func RunReaper(in io.Reader) int {
+// (the kernel closes its end once no thread of the bridge runs), and then
+// kills every group still listed: the process group and every process
+// carrying the group's marker or descending from one that does (see
+// members), whether it left the group or lost its parent. Then it gives
+// clean, if not nil, the journals it was told of (WatchJournal): a bridge
+// that exits cleanly has removed its own, so only a killed one's are left.
+// It returns the exit status.
+func RunReaper(in io.Reader, clean func(journals []string)) int {
 	// A terminal's Ctrl-C or hang-up is for the bridge; the reaper must
 	// outlive it long enough to clean up.
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
-	live := readGroups(in)
+	live, journals := readGroups(in)
 	// A member may fork between the scan and the kill: scan again until
 	// nothing is left, a bounded number of times.
 	for range 10 {
@@ -204,19 +233,28 @@ func RunReaper(in io.Reader) int {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if clean != nil && len(journals) > 0 {
+		clean(journals)
+	}
 	return 0
 }
 
-// readGroups folds the bridge's lines into the set of live groups, until
-// the input ends. Lines it cannot read are skipped: the bridge wrote them.
-// A "+pgid" line without marker and start (an older bridge) is a group
-// found by its process group alone.
-func readGroups(in io.Reader) map[int]sysGroup {
-	live := map[int]sysGroup{}
+// readGroups folds the bridge's lines into the set of live groups and the
+// journals to clean, until the input ends. Lines it cannot read are
+// skipped: the bridge wrote them. A "+pgid" line without marker and start
+// (an older bridge) is a group found by its process group alone.
+func readGroups(in io.Reader) (live map[int]sysGroup, journals []string) {
+	live = map[int]sysGroup{}
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		line := sc.Text()
 		if len(line) < 2 {
+			continue
+		}
+		if line[0] == 'j' {
+			if !slices.Contains(journals, line[1:]) {
+				journals = append(journals, line[1:])
+			}
 			continue
 		}
 		f := strings.Fields(line[1:])
@@ -239,5 +277,5 @@ func readGroups(in io.Reader) map[int]sysGroup {
 			delete(live, pgid)
 		}
 	}
-	return live
+	return live, journals
 }

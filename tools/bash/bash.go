@@ -109,6 +109,9 @@ type Outcome struct {
 	Stderr          StreamResult `json:"stderr"`
 	Output          string       `json:"output"`
 	OutputTruncated bool         `json:"output_truncated,omitempty"`
+	// Limit is where the timeout that stopped the command was set (the
+	// call's timeout_ms, the tool's default), when it did.
+	Limit string `json:"limit,omitempty"`
 	// Job is the id of the background job the call started (the command
 	// runs on; nothing else is set).
 	Job string `json:"job,omitempty"`
@@ -134,6 +137,7 @@ type meta struct {
 	Truncated       bool   `json:"truncated,omitempty"`
 	StdoutSpill     string `json:"stdout_spill,omitempty"`
 	StderrSpill     string `json:"stderr_spill,omitempty"`
+	Limit           string `json:"limit,omitempty"`
 	// SandboxRefused: the agent reads it to offer a run outside the
 	// sandbox (agent/sandbox.go).
 	SandboxRefused string `json:"sandbox_refused,omitempty"`
@@ -143,7 +147,7 @@ const description = "Run a shell command with `bash -c` in the workspace (or wor
 	"Each call is a fresh shell; stdin is empty. The command is killed after timeout_ms " +
 	"(default 120000, at most 600000) with its whole process group, and background processes " +
 	"do not outlive the call. The result ends with [exit code: N], [killed by signal: SIG] " +
-	"or [timed out after Nms]: check it and investigate failures before moving on. " +
+	"or [timed out, stopped after N: where the limit is set]: check it and investigate failures before moving on. " +
 	"Long output keeps its last 64 KB per stream; the full output's file is named when cut. " +
 	"For a command that must keep running (a dev server, a watcher, a database), set run_in_background: " +
 	"the call returns a job id at once, and job_output and job_stop reach the job."
@@ -160,7 +164,11 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 			s.Properties["timeout_ms"].Minimum = jsonschema.Ptr(1.0)
 		},
 		Run: func(ctx context.Context, c *registry.Call, in Args) (Outcome, error) {
-			return run(ctx, c, in, opts)
+			out, err := run(ctx, c, in, opts)
+			if out.TimedOut {
+				out.Limit = limitSource(in, opts)
+			}
+			return out, err
 		},
 		Render: func(_ Args, out Outcome) []registry.Content {
 			return []registry.Content{registry.Text(render(out))}
@@ -170,7 +178,7 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 				return nil // it never ran (bad workdir, no bash): the error says it all
 			}
 			return meta{Cwd: out.Cwd, ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut,
-				TimeoutMs: out.TimeoutMs, DurationMs: out.DurationMs, Output: out.Output,
+				TimeoutMs: out.TimeoutMs, Limit: out.Limit, DurationMs: out.DurationMs, Output: out.Output,
 				OutputTruncated: out.OutputTruncated, Truncated: out.Truncated(),
 				StdoutSpill: out.Stdout.SpillPath, StderrSpill: out.Stderr.SpillPath, SandboxRefused: out.SandboxRefused}
 		},
@@ -190,6 +198,14 @@ func presentResult(in Args, r registry.Result) registry.View {
 		card.Cwd = m.Cwd
 		card.Output, card.ExitCode, card.Signal = m.Output, m.ExitCode, m.Signal
 		card.TimedOut, card.Truncated = m.TimedOut, m.Truncated || m.OutputTruncated
+		switch {
+		case r.Code == registry.CodeToolTimeout:
+			// A configured limit (timeouts:) stopped it; its failure text
+			// names the limit and where it is set (pipeline.TimeoutBy).
+			card.TimedOut, card.Stopped = true, strings.TrimPrefix(r.Text(), "Error: ")
+		case m.TimedOut && m.Limit != "":
+			card.Stopped = timedOut(m.TimeoutMs, m.Limit)
+		}
 		return card
 	}
 	if r.Code == "ABORTED" {
@@ -224,7 +240,10 @@ func render(o Outcome) string {
 			parts = append(parts, n)
 		}
 	}
-	if o.TimedOut {
+	switch {
+	case o.TimedOut && o.Limit != "":
+		parts = append(parts, "["+timedOut(o.TimeoutMs, o.Limit)+"]")
+	case o.TimedOut:
 		parts = append(parts, fmt.Sprintf("[timed out after %dms]", o.TimeoutMs))
 	}
 	switch {
@@ -234,6 +253,24 @@ func render(o Outcome) string {
 		parts = append(parts, fmt.Sprintf("[exit code: %d]", *o.ExitCode))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// timedOut says the command's own limit stopped it, and where that limit
+// was set.
+func timedOut(ms int64, limit string) string {
+	return "timed out, " + registry.StoppedAfter(time.Duration(ms)*time.Millisecond, limit)
+}
+
+// limitSource is where a command's own limit comes from: the call's
+// timeout_ms (capped at the tool's maximum), else the tool's default.
+func limitSource(in Args, o Options) string {
+	switch {
+	case in.TimeoutMs <= 0:
+		return "the bash tool's default limit (the call gave no timeout_ms)"
+	case time.Duration(in.TimeoutMs)*time.Millisecond > o.MaxTimeout:
+		return fmt.Sprintf("the timeout_ms argument of this call, capped at the bash tool's maximum of %s", registry.ShortDuration(o.MaxTimeout))
+	}
+	return "the timeout_ms argument of this call"
 }
 
 func fence(s string) string {

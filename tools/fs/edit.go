@@ -20,6 +20,7 @@ type editArgs struct {
 	OldString  string `json:"old_string" jsonschema:"The exact text to replace"`
 	NewString  string `json:"new_string" jsonschema:"The text to replace it with (must differ from old_string)"`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence of old_string (default false)"`
+	StartLine  int    `json:"start_line,omitempty" jsonschema:"The line where old_string starts, as read numbers it: when old_string occurs more than once, the occurrence starting there is replaced"`
 }
 
 func editTool() registry.Tool[editArgs, changeOut] {
@@ -27,10 +28,13 @@ func editTool() registry.Tool[editArgs, changeOut] {
 		Name:  "edit",
 		Facts: registry.Facts{Edits: true, Kind: "edit"},
 		Description: "Replace text in a file: old_string (literal, exactly as the file has it, without the \"N: \" line prefixes of read) " +
-			"becomes new_string. old_string must occur exactly once unless replace_all is true. " +
+			"becomes new_string. old_string must occur exactly once unless replace_all is true or start_line names the line where the one meant starts. " +
 			"Read the file in this session first. Line endings, a byte-order mark and the final newline are kept as the file has them.",
-		Schema: func(s *jsonschema.Schema) { s.Properties["file_path"].MinLength = jsonschema.Ptr(1) },
-		Run:    runEdit,
+		Schema: func(s *jsonschema.Schema) {
+			s.Properties["file_path"].MinLength = jsonschema.Ptr(1)
+			s.Properties["start_line"].Minimum = jsonschema.Ptr(1.0)
+		},
+		Run: runEdit,
 		Render: func(_ editArgs, out changeOut) []registry.Content {
 			text := fmt.Sprintf("The file %s has been updated successfully.", out.Path)
 			if out.All {
@@ -89,6 +93,9 @@ func planEdit(ctx context.Context, c *registry.Call, path string, in editArgs, c
 	if in.OldString == in.NewString {
 		return "", nil, "", registry.Errorf("FS_INVALID_EDIT", "old_string and new_string are identical; there is nothing to change")
 	}
+	if in.StartLine > 0 && in.ReplaceAll {
+		return "", nil, "", registry.Errorf("FS_INVALID_EDIT", "start_line picks one occurrence and replace_all replaces every one: give one of them")
+	}
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist) && c.Files == nil:
@@ -105,7 +112,7 @@ func planEdit(ctx context.Context, c *registry.Call, path string, in editArgs, c
 			return "", nil, "", err
 		}
 	}
-	edits, note, err = findEdits(path, content, in.OldString, in.NewString, in.ReplaceAll)
+	edits, note, err = findEdits(path, content, in.OldString, in.NewString, in.ReplaceAll, in.StartLine)
 	return content, edits, note, err
 }
 
@@ -129,18 +136,19 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 	} else {
 		out.Diffs = diffs.Compute(path, &content, saved)
 	}
+	out.Undo = diffs.Record(path, &content, saved, out.Diffs)
 	return out, nil
 }
 
 // findEdits locates old in content through the matcher's cascade
 // (tools/fs/match) and returns the replacements, shaped so the file keeps
 // its line endings and its final-newline state, and how old was matched.
-func findEdits(path, content, old, new string, all bool) ([]diffs.Edit, string, error) {
-	k := matchKey{path, content, old, new, all}
+func findEdits(path, content, old, new string, all bool, at int) ([]diffs.Edit, string, error) {
+	k := matchKey{path, content, old, new, all, at}
 	a, ok := matches.take(k)
 	r, err := a.r, a.err
 	if !ok {
-		r, err = findMatch(path, content, old, new, all)
+		r, err = findMatch(path, content, old, new, all, at)
 		if err != nil || r.Tolerant() {
 			matches.put(k, r, err)
 		}
@@ -155,8 +163,8 @@ func findEdits(path, content, old, new string, all bool) ([]diffs.Edit, string, 
 	return r.Edits, r.Note(), nil
 }
 
-// findMatch is match.Find; a test counts the cascades walked through it.
-var findMatch = match.Find
+// findMatch is match.FindAt; a test counts the cascades walked through it.
+var findMatch = match.FindAt
 
 // matches keeps the matcher's last answers that walked more of the cascade
 // than its exact step, for the run that follows a preview of the same edit
@@ -171,6 +179,7 @@ var matches matchMemo
 type matchKey struct {
 	path, content, old, new string
 	all                     bool
+	at                      int
 }
 
 type matchAnswer struct {

@@ -14,10 +14,10 @@ import (
 // found anew each time (cheaper than remembering it).
 func TestEditPreviewThenRunMatchesOnce(t *testing.T) {
 	walked := 0
-	defer func(f func(string, string, string, string, bool) (match.Result, error)) { findMatch = f }(findMatch)
-	findMatch = func(path, content, old, new string, all bool) (match.Result, error) {
+	defer func(f func(string, string, string, string, bool, int) (match.Result, error)) { findMatch = f }(findMatch)
+	findMatch = func(path, content, old, new string, all bool, at int) (match.Result, error) {
 		walked++
-		return match.Find(path, content, old, new, all)
+		return match.FindAt(path, content, old, new, all, at)
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.go")

@@ -25,19 +25,29 @@ func (f *file) replacement(s int, old []string, oldTrailing bool, new []string, 
 }
 
 // adapt writes new for the file: a line new keeps from old is the file's
-// line as it is; any other line takes the file's indentation for its
-// depth, and, after a match that read punctuation as ASCII, the file's
-// quotes and dashes.
+// line as it is; a line that replaces an old line takes the file's
+// indentation for its depth there; a line new adds between them takes the
+// same adjustment as its neighbour at the model's same depth, so lines the
+// model wrote at one level stay at one level; and, after a match that read
+// punctuation as ASCII, changed lines take the file's quotes and dashes.
 func adapt(old, got, new []string, fileUnit string, tol Tolerance) []string {
 	keep := align(old, new)
 	ind := newIndenter(old, got, new, fileUnit)
+	pair := pairChanged(old, new, keep)
 	out := make([]string, len(new))
-	// The last kept line, in old and in new: a changed line k stands where
-	// old line prevOld+(k-prevNew) stood.
+	for k := range new {
+		if j := keep[k]; j >= 0 {
+			out[k] = got[j]
+		}
+	}
+	// The last line kept or replaced, in old and in new: an added line k
+	// stands where old line prevOld+(k-prevNew) stood.
 	prevOld, prevNew := -1, -1
 	for k, l := range new {
-		if j := keep[k]; j >= 0 {
-			out[k], prevOld, prevNew = got[j], j, k
+		if j := max(keep[k], pair[k]); j >= 0 {
+			prevOld, prevNew = j, k
+		}
+		if keep[k] >= 0 {
 			continue
 		}
 		if blank(l) {
@@ -48,9 +58,138 @@ func adapt(old, got, new []string, fileUnit string, tol Tolerance) []string {
 		if tol == Punctuation {
 			body = punctLike(body, old, got)
 		}
-		out[k] = ind.indent(ws, prevOld+k-prevNew) + body
+		var fws string
+		switch n, ok := ind.neighbour(new, out, keep, k, ws); {
+		case pair[k] >= 0 || ind.shifted || !ok:
+			fws = ind.indent(ws, prevOld+k-prevNew)
+		default:
+			fws = n
+		}
+		out[k] = fws + body
 	}
 	return out
+}
+
+// neighbour is the file's indentation for a line new adds (line k, which
+// the model indented ws), from the nearest line of new at the model's same
+// depth: above it first (every line above has its place already), then a
+// kept line below, without crossing a line the model wrote shallower
+// (another block). When the line right above is shallower, the added line
+// opens a level: that line's place plus the extra depth in the file's
+// steps. ok is false when no such line is near.
+func (ind *indenter) neighbour(new, out []string, keep []int, k int, ws string) (string, bool) {
+	for i := k - 1; i >= 0; i-- {
+		if blank(new[i]) {
+			continue
+		}
+		nws, _ := indent(new[i])
+		if nws == ws {
+			ows, _ := indent(out[i])
+			return ows, true
+		}
+		if len(nws) < len(ws) {
+			if !strings.HasPrefix(ws, nws) {
+				return "", false
+			}
+			ows, _ := indent(out[i])
+			return ows + ind.convert(ws[len(nws):]), true
+		}
+	}
+	for i := k + 1; i < len(new); i++ {
+		if blank(new[i]) {
+			continue
+		}
+		nws, _ := indent(new[i])
+		if keep[i] >= 0 && nws == ws {
+			ows, _ := indent(out[i])
+			return ows, true
+		}
+		if len(nws) < len(ws) {
+			break
+		}
+	}
+	return "", false
+}
+
+// pairChanged pairs each line of new that is not kept with the old line
+// it replaces, or -1 for a line new adds: between two kept lines, the
+// changed lines of new and the old lines there are paired in order, each
+// with the old line most like it (a monotone alignment scored by shared
+// prefix and suffix), so a line added in the middle of a changed run is
+// told from the lines around it.
+func pairChanged(old, new []string, keep []int) []int {
+	pair := make([]int, len(new))
+	for i := range pair {
+		pair[i] = -1
+	}
+	prevOld, prevNew := -1, -1
+	for k := 0; k <= len(new); k++ {
+		if k < len(new) && keep[k] < 0 {
+			continue
+		}
+		nextOld := len(old)
+		if k < len(new) {
+			nextOld = keep[k]
+		}
+		pairGap(old[prevOld+1:nextOld], new[prevNew+1:k], pair[prevNew+1:k], prevOld+1)
+		if k < len(new) {
+			prevOld, prevNew = keep[k], k
+		}
+	}
+	return pair
+}
+
+// pairGap pairs the lines of n with those of o (o's first at index base
+// in old), writing into pair.
+func pairGap(o, n []string, pair []int, base int) {
+	switch {
+	case len(o) == 0 || len(n) == 0:
+		return
+	case len(n) <= len(o) || len(o)*len(n) > 1<<14:
+		// No more lines than were there, or too many to weigh: in order.
+		for i := range min(len(n), len(o)) {
+			pair[i] = base + i
+		}
+		return
+	}
+	// best[i][j]: the best score pairing n[i:] with o[j:].
+	best := make([][]float64, len(n)+1)
+	for i := range best {
+		best[i] = make([]float64, len(o)+1)
+	}
+	for i := len(n) - 1; i >= 0; i-- {
+		for j := len(o) - 1; j >= 0; j-- {
+			best[i][j] = max(best[i+1][j], best[i][j+1], best[i+1][j+1]+likeness(n[i], o[j]))
+		}
+	}
+	for i, j := 0, 0; i < len(n) && j < len(o); {
+		switch s := best[i][j]; {
+		case s == best[i+1][j+1]+likeness(n[i], o[j]):
+			pair[i] = base + j
+			i++
+			j++
+		case s == best[i+1][j]:
+			i++
+		default:
+			j++
+		}
+	}
+}
+
+// likeness is how alike two lines are, ignoring indentation: the share of
+// the longer one that their common prefix and suffix cover, plus a little
+// so that pairing any two lines beats pairing none.
+func likeness(a, b string) float64 {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return 0.01 + float64(p+s)/float64(max(len(a), len(b), 1))
 }
 
 // align pairs each line of new with the line of old it keeps unchanged

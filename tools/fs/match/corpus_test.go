@@ -24,7 +24,7 @@ func TestCorpus(t *testing.T) {
 			continue
 		}
 		t.Run(c.ID(), func(t *testing.T) {
-			r, err := match.Find("f.txt", c.File, c.Old, c.New, c.All)
+			r, err := match.FindAt("f.txt", c.File, c.Old, c.New, c.All, c.Line)
 			var ref *match.Refusal
 			switch {
 			case err == nil:

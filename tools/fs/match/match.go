@@ -26,23 +26,34 @@
 // read ("12: ", "12 | ", "| "), escapes applied once too often ("\n",
 // "\'", "\$", "\\" written literally), blank lines at its ends.
 //
-// Refused, with the reason: anchoring on the first and last lines and
-// accepting whatever middle the file has (opencode's BlockAnchor and
-// ContextAware replacers; its own tracker blames them for wrong edits), and
-// similarity thresholds (Roo's fuzzy mode): a middle that drifted means the
-// model's picture of the file is wrong, and the edit it meant cannot be
-// known. Such an edit is refused with the nearest region of the file, its
-// line numbers and what differs, so the next try is right.
+// Last, when every step found nothing: a block whose first and last lines
+// are old's (ignoring indentation), at old's length apart, in one place of
+// the file, whose lines between drifted only a little (anchor.go: the
+// Levenshtein likeness opencode's BlockAnchor replacer measures, but with
+// thresholds that refuse a middle that is not close; opencode lands any
+// single candidate, and its own tracker blames that for wrong edits). Lines
+// new_string keeps from such an old_string stay as the file has them. A
+// middle that is not close, a block of another length, anchors found in
+// several places, and similarity alone without anchors (Roo's fuzzy mode)
+// are refused: the model's picture of the file is wrong, and the edit it
+// meant cannot be known. Such an edit is refused with the nearest region of
+// the file, its line numbers and what differs, so the next try is right.
+//
+// Where a step finds several places, the model may name the line the one
+// it means starts at (the edit tool's start_line; an old_string copied
+// from read with its line-number prefixes names it too); otherwise the
+// refusal lists every place by line.
 //
 // A tolerant match adapts the replacement to the file: lines new_string
 // keeps from old_string are written as the file has them (indentation,
-// trailing spaces, quotes and all); changed and added lines get the file's
-// indentation (tabs or spaces, and its depth), and where the model
-// normalised quotes, the file's quotes.
+// trailing spaces, quotes and all); a changed line gets the file's
+// indentation (tabs or spaces, and its depth) at the place of the old line
+// it replaces, a line new_string adds gets its neighbour's adjustment (so
+// lines the model wrote at one level stay at one level), and where the
+// model normalised quotes, the file's quotes.
 package match
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/acp-bridge/acp-bridge/diffs"
@@ -57,6 +68,9 @@ const (
 	Indentation
 	InnerSpace
 	Punctuation
+	// BlockAnchor: old's first and last lines matched, and the lines
+	// between are close to the file's (anchor.go).
+	BlockAnchor
 )
 
 // Repair names how old_string was repaired before it matched.
@@ -80,6 +94,9 @@ type Result struct {
 	// Inline: a one-line old_string matched inside a line; otherwise a
 	// tolerant match replaces whole lines.
 	Inline bool
+	// Alike is how alike the lines between a BlockAnchor match's first
+	// and last lines are to old's, 0 to 1.
+	Alike float64
 }
 
 // Tolerant reports whether anything but an exact match was needed.
@@ -109,6 +126,8 @@ func (r Result) Note() string {
 		parts = append(parts, "ignoring whitespace")
 	case Punctuation:
 		parts = append(parts, "with typographic punctuation read as ASCII")
+	case BlockAnchor:
+		parts = append(parts, blockNote(r.Alike))
 	}
 	return "matched " + strings.Join(parts, " and ")
 }
@@ -132,7 +151,15 @@ func (r *Refusal) Error() string { return r.Message }
 // finds any is replaced; without, a step that finds more than one refuses.
 // path only names the file in messages. A failure is a *Refusal.
 func Find(path, content, old, new string, all bool) (Result, error) {
-	r, err := find(path, content, old, new, all)
+	return FindAt(path, content, old, new, all, 0)
+}
+
+// FindAt is Find with the line (1-based) where the model says old starts,
+// 0 for none: a step that finds more than one match takes the one that
+// starts there, and refuses, listing them, when none does. An old copied
+// from read with its line-number prefixes names its line the same way.
+func FindAt(path, content, old, new string, all bool, at int) (Result, error) {
+	r, err := find(path, content, old, new, all, at)
 	if err == nil {
 		keepFinalNewline(content, r.Edits)
 	}
@@ -171,20 +198,25 @@ func keepFinalNewline(content string, edits []diffs.Edit) {
 	}
 }
 
-func find(path, content, old, new string, all bool) (Result, error) {
-	if r, ok, err := exact(path, content, old, new, all); ok || err != nil {
+func find(path, content, old, new string, all bool, at int) (Result, error) {
+	if r, ok, err := exact(path, content, old, new, all, at, NoRepair); ok || err != nil {
 		return r, err
 	}
 	f := splitFile(content)
-	for _, rep := range []Repair{NoRepair, LineNumbers, Escapes, BlankEnds} {
+	repairs := []Repair{NoRepair, LineNumbers, Escapes, BlankEnds}
+	for _, rep := range repairs {
 		o, n, ok := repair(rep, old, new)
 		if !ok {
 			continue
 		}
+		at := at
+		if rep == LineNumbers && at == 0 {
+			at = firstNumber(old) // the line read showed it at
+		}
 		if rep != NoRepair {
-			if r, ok, err := exact(path, content, o, n, all); ok || err != nil {
+			if r, ok, err := exact(path, content, o, n, all, at, rep); ok || err != nil {
 				r.Repair = rep
-				return r, relabel(err, rep, Exact)
+				return r, err
 			}
 		}
 		ol, ot := toLines(o)
@@ -197,10 +229,15 @@ func find(path, content, old, new string, all bool) (Result, error) {
 			if len(starts) == 0 {
 				continue
 			}
+			how := Result{Tolerance: tol, Repair: rep}
 			if len(starts) > 1 && !all {
-				return Result{}, ambiguous(path, len(starts), starts, len(ol), Result{Tolerance: tol, Repair: rep})
+				i, ok := pick(starts, at)
+				if !ok {
+					return Result{}, ambiguous(path, starts, len(ol), how, at)
+				}
+				starts = starts[i : i+1]
 			}
-			r := Result{Tolerance: tol, Repair: rep}
+			r := how
 			for _, s := range starts {
 				r.Edits = append(r.Edits, f.replacement(s, ol, ot, nl, nt, tol))
 				r.Lines = append(r.Lines, s+1)
@@ -208,17 +245,54 @@ func find(path, content, old, new string, all bool) (Result, error) {
 			return r, nil
 		}
 		if len(ol) == 1 && !ot {
-			if r, ok, err := f.inlineMatch(path, o, n, all, rep); ok {
+			if r, ok, err := f.inlineMatch(path, o, n, all, rep, at); ok {
 				return r, err
 			}
 		}
 	}
-	return Result{}, notFound(path, f, old)
+	// Last, and only when every stricter way found nothing: the block
+	// whose first and last lines are old's, when the lines between are
+	// close to old's.
+	var near *anchored
+	for _, rep := range repairs {
+		o, n, ok := repair(rep, old, new)
+		if !ok {
+			continue
+		}
+		at := at
+		if rep == LineNumbers && at == 0 {
+			at = firstNumber(old)
+		}
+		r, a, err := f.blockAnchor(path, o, n, rep, at)
+		if err != nil || r.Edits != nil {
+			return r, err
+		}
+		if near == nil {
+			near = a
+		}
+	}
+	return Result{}, notFound(path, f, old, near)
+}
+
+// pick is the index of the match (by its 0-based first line) that starts
+// at line at (1-based); ok is false when at is 0, or when none or more
+// than one (inside that line) starts there.
+func pick(starts []int, at int) (int, bool) {
+	found := -1
+	for i, s := range starts {
+		if at > 0 && s+1 == at {
+			if found >= 0 {
+				return 0, false
+			}
+			found = i
+		}
+	}
+	return found, found >= 0
 }
 
 // exact is step 1: old as written, its line breaks as the file's. ok is
 // false when it found nothing.
-func exact(path, content, old, new string, all bool) (Result, bool, error) {
+func exact(path, content, old, new string, all bool, at int, rep Repair) (Result, bool, error) {
 	if old == "" {
 		return Result{}, false, nil // an empty string is everywhere
 	}
@@ -228,32 +302,35 @@ func exact(path, content, old, new string, all bool) (Result, bool, error) {
 		o = old // a mixed file where the text really has the other ending
 	}
 	count := strings.Count(content, o)
-	switch {
-	case count == 0:
+	if count == 0 {
 		return Result{}, false, nil
-	case count > 1 && !all:
-		return Result{}, true, &Refusal{CodeAmbiguous, fmt.Sprintf("old_string matched %d times in %q; provide a more specific old_string or set replace_all to true", count, path)}
 	}
 	r := Result{Edits: make([]diffs.Edit, 0, count)}
+	line, prev := 1, 0
 	for i := 0; ; {
 		j := strings.Index(content[i:], o)
 		if j < 0 {
 			break
 		}
 		start := i + j
+		line += strings.Count(content[prev:start], "\n")
+		prev = start
 		r.Edits = append(r.Edits, diffs.Edit{Start: start, End: start + len(o), New: n})
-		r.Lines = append(r.Lines, strings.Count(content[:start], "\n")+1)
+		r.Lines = append(r.Lines, line)
 		i = start + len(o)
 	}
-	return r, true, nil
-}
-
-// relabel gives an ambiguity found after a repair the repair's words.
-func relabel(err error, rep Repair, tol Tolerance) error {
-	if ref, ok := err.(*Refusal); ok && ref.Code == CodeAmbiguous && rep != NoRepair {
-		return &Refusal{ref.Code, strings.Replace(ref.Message, "old_string matched", "old_string "+Result{Tolerance: tol, Repair: rep}.Note()+",", 1)}
+	if count > 1 && !all {
+		starts := make([]int, len(r.Lines))
+		for i, l := range r.Lines {
+			starts[i] = l - 1
+		}
+		k, ok := pick(starts, at)
+		if !ok {
+			return Result{}, true, ambiguous(path, starts, 0, Result{Repair: rep}, at)
+		}
+		r.Edits, r.Lines = r.Edits[k:k+1:k+1], r.Lines[k:k+1:k+1]
 	}
-	return err
+	return r, true, nil
 }
 
 // lineEnding is the file's dominant line break.
@@ -288,7 +365,7 @@ func toLines(s string) (lines []string, trailing bool) {
 // inlineMatch is the last try for a one-line old: inside a line, ignoring
 // whitespace runs and typographic punctuation. ok is false when it found
 // nothing.
-func (f *file) inlineMatch(path, old, new string, all bool, rep Repair) (Result, bool, error) {
+func (f *file) inlineMatch(path, old, new string, all bool, rep Repair, at int) (Result, bool, error) {
 	spans, tol := f.inline(old)
 	r := Result{Tolerance: tol, Repair: rep, Inline: true}
 	switch {
@@ -299,7 +376,11 @@ func (f *file) inlineMatch(path, old, new string, all bool, rep Repair) (Result,
 		for i, s := range spans {
 			starts[i] = strings.Count(f.content[:s[0]], "\n")
 		}
-		return Result{}, true, ambiguous(path, len(spans), starts, 1, r)
+		i, ok := pick(starts, at)
+		if !ok {
+			return Result{}, true, ambiguous(path, starts, 1, r, at)
+		}
+		spans = spans[i : i+1]
 	}
 	n := withEnding(new, lineEnding(f.content))
 	for _, s := range spans {

@@ -17,6 +17,7 @@ func TestTolerances(t *testing.T) {
 		name           string
 		file, old, new string
 		all            bool
+		at             int    // start_line
 		want           string // the file after the edit; "" with code
 		tol            match.Tolerance
 		rep            match.Repair
@@ -60,7 +61,7 @@ func TestTolerances(t *testing.T) {
 			{name: "not across a missing space", file: "a=b\n", old: "a = b", new: "c", code: match.CodeNotFound},
 			{name: "inside a line", file: "r := calc(a,   b) + 1\n", old: "calc(a, b)", new: "calc(b, a)", want: "r := calc(b, a) + 1\n", tol: match.InnerSpace},
 			{name: "inside a line, not across lines", file: "f(a,\n  b)\n", old: "f(a, b)", new: "g", code: match.CodeNotFound},
-			{name: "inside a line, ambiguous", file: "x(a,  b) y(a,   b)\n", old: "(a, b)", new: "z", code: match.CodeAmbiguous, contains: "2 places (line 1, line 1)"},
+			{name: "inside a line, ambiguous", file: "x(a,  b) y(a,   b)\n", old: "(a, b)", new: "z", code: match.CodeAmbiguous, contains: "2 places (line 1 (2 times))"},
 		},
 		"punctuation": {
 			{name: "en dash in the file kept for changed text", file: "1\u20132\n", old: "1-2", new: "1-3", want: "1\u20133\n", tol: match.Punctuation},
@@ -95,6 +96,34 @@ func TestTolerances(t *testing.T) {
 			{name: "leading blank line", file: "a\nb\n", old: "\n\nb\n", new: "\n\nB\n", want: "a\nB\n", rep: match.BlankEnds},
 			{name: "trailing blank line", file: "a\nb", old: "a\n\n", new: "A\n\n", want: "A\nb", rep: match.BlankEnds},
 		},
+		"start line": {
+			{name: "exact, picks the second", file: "x\ny\nx\n", old: "x", new: "z", at: 3, want: "x\ny\nz\n"},
+			{name: "exact, one match elsewhere still lands", file: "x\ny\n", old: "x", new: "z", at: 9, want: "z\ny\n"},
+			{name: "exact, none starts there", file: "x\ny\nx\n", old: "x", new: "z", at: 2, code: match.CodeAmbiguous,
+				contains: "old_string matched 2 times in \"f\", starting at line 1, line 3. start_line is 2, where not exactly one of them starts."},
+			{name: "exact, two inside the line named", file: "x x\nx\n", old: "x", new: "z", at: 1, code: match.CodeAmbiguous, contains: "line 1 (2 times), line 2"},
+			{name: "ignoring indentation", file: "  a\n  b\n    a\n    b\n", old: "a\nb", new: "c", at: 3, want: "  a\n  b\n    c\n", tol: match.Indentation},
+			{name: "inside a line", file: "f(a,  b)\ng(a,   b)\n", old: "(a, b)", new: "(b, a)", at: 2, want: "f(a,  b)\ng(b, a)\n", tol: match.InnerSpace},
+			{name: "read's prefixes name the line", file: "a\nb\na\nb\n", old: "3: a\n4: b", new: "3: A\n4: b", want: "a\nb\nA\nb\n", rep: match.LineNumbers},
+			{name: "read's prefixes name a line where none starts", file: "a\nb\na\nb\n", old: "2: a\n3: b", new: "x", code: match.CodeAmbiguous,
+				contains: "without the line-number prefixes, it matches 2 places (line 1, line 3). start_line is 2"},
+			{name: "start_line over read's prefixes", file: "a\nb\na\nb\n", old: "3: a\n4: b", new: "3: A\n4: b", at: 1, want: "A\nb\na\nb\n", rep: match.LineNumbers},
+		},
+		"every match listed": {
+			{name: "ignoring indentation, more than five", file: strings.Repeat(" a\n  b\n", 7), old: "a\nb", new: "c", code: match.CodeAmbiguous,
+				contains: "it matches 7 places (lines 1-2, lines 3-4, lines 5-6, lines 7-8, lines 9-10, lines 11-12, lines 13-14)"},
+		},
+		"block anchor": {
+			{name: "one line of the middle drifted a little", file: "func f() {\n\tx := load(1)\n\tuse(x)\n}\n", old: "func f() {\n\tx := load(2)\n\tuse(x)\n}", new: "func f() {\n\tx := load(2)\n\tuse(x)\n\tlog(x)\n}",
+				want: "func f() {\n\tx := load(1)\n\tuse(x)\n\tlog(x)\n}\n", tol: match.BlockAnchor},
+			{name: "old has a middle line more than the file", file: "begin\n  total = count * 2\nend\n", old: "begin\n  total = count*2\n  \nend", new: "x", code: match.CodeNotFound},
+			{name: "middle far from the file's", file: "start()\n  one()\n  two()\nend()\n", old: "start()\n  uno()\n  dos()\nend()", new: "start()\nend()",
+				code: match.CodeNotFound, contains: "Its first and last lines match lines 1 and 4, but the lines between are 50% alike (the least 40%)"},
+			{name: "anchors in two places", file: "a {\n  x = 1\n}\na {\n  x = 2\n}\n", old: "a {\n  x = 3\n}", new: "a {}", code: match.CodeNotFound},
+			{name: "anchors in two places, start_line picks", file: "a {\n  x = 1\n}\na {\n  x = 2\n}\n", old: "a {\n  x = 3\n}", new: "a {\n  x = 4\n}", at: 4,
+				want: "a {\n  x = 1\n}\na {\n  x = 4\n}\n", tol: match.BlockAnchor},
+			{name: "a line the file has more", file: "a()\nb()\nlog()\nc()\n", old: "a()\nb()\nc()", new: "a()\nc()", code: match.CodeNotFound},
+		},
 		"refused": {
 			{name: "drifted middle", file: "f() {\n  a()\n  b()\n  c()\n}\n", old: "f() {\n  a()\n  x()\n  c()\n}", new: "f() {}",
 				code: match.CodeNotFound, contains: "The nearest region is lines 1-5:\n1: f() {\n2:   a()\n3:   b()\n4:   c()\n5: }\nWhat differs:\n- line 3: the file has \"  b()\" where old_string has \"  x()\""},
@@ -106,7 +135,7 @@ func TestTolerances(t *testing.T) {
 	for table, cases := range tables {
 		for _, tt := range cases {
 			t.Run(table+"/"+tt.name, func(t *testing.T) {
-				r, err := match.Find("f", tt.file, tt.old, tt.new, tt.all)
+				r, err := match.FindAt("f", tt.file, tt.old, tt.new, tt.all, tt.at)
 				if tt.code != "" {
 					var ref *match.Refusal
 					if !errors.As(err, &ref) || ref.Code != tt.code || !strings.Contains(ref.Message, tt.contains) {

@@ -12,33 +12,61 @@ const (
 	maxLineChars  = 160
 )
 
-// ambiguous refuses a tolerant step that matched more than one place.
-func ambiguous(path string, count int, starts []int, size int, how Result) error {
+// maxListed bounds the matches an ambiguity lists by line.
+const maxListed = 20
+
+// ambiguous refuses a step that matched more than one place (starts are
+// their 0-based first lines, size their length in lines, 0 for an exact
+// match inside lines), listing where each starts so the model can name
+// one with start_line; at is the start line it named, if any.
+func ambiguous(path string, starts []int, size int, how Result, at int) error {
 	var places []string
-	for i, s := range starts {
-		if i == 5 {
-			places = append(places, "…")
+	for i := 0; i < len(starts); {
+		if len(places) == maxListed {
+			places = append(places, fmt.Sprintf("and %d more", len(starts)-i))
 			break
 		}
-		if size == 1 {
-			places = append(places, fmt.Sprintf("line %d", s+1))
-		} else {
-			places = append(places, fmt.Sprintf("lines %d-%d", s+1, s+size))
+		s, same := starts[i], 1
+		for i+same < len(starts) && starts[i+same] == s {
+			same++ // matches inside one line
 		}
+		i += same
+		place := fmt.Sprintf("line %d", s+1)
+		if size > 1 {
+			place = fmt.Sprintf("lines %d-%d", s+1, s+size)
+		}
+		if same > 1 {
+			place += fmt.Sprintf(" (%d times)", same)
+		}
+		places = append(places, place)
 	}
-	return &Refusal{CodeAmbiguous, fmt.Sprintf("old_string was not found exactly in %q; %s, it matches %d places (%s). "+
-		"Include more surrounding lines in old_string to pick one, or set replace_all to true", path, strings.TrimPrefix(how.Note(), "matched "), count, strings.Join(places, ", "))}
+	var b strings.Builder
+	if how.Tolerant() {
+		fmt.Fprintf(&b, "old_string was not found exactly in %q; %s, it matches %d places (%s).", path, strings.TrimPrefix(how.Note(), "matched "), len(starts), strings.Join(places, ", "))
+	} else {
+		fmt.Fprintf(&b, "old_string matched %d times in %q, starting at %s.", len(starts), path, strings.Join(places, ", "))
+	}
+	if at > 0 {
+		fmt.Fprintf(&b, " start_line is %d, where not exactly one of them starts.", at)
+	}
+	b.WriteString(" Set start_line to the line where the one you mean starts, provide a more specific old_string (include more surrounding lines in old_string to pick one), or set replace_all to true")
+	return &Refusal{CodeAmbiguous, b.String()}
 }
 
 // notFound refuses an edit no step matched, showing the region of the
 // file nearest to old_string with its line numbers and what differs.
-func notFound(path string, f *file, old string) error {
+// near, when not nil, is the block whose first and last lines are old's:
+// that is the region shown, with how far its middle is.
+func notFound(path string, f *file, old string, near *anchored) error {
 	msg := fmt.Sprintf("old_string was not found in %q, not even ignoring whitespace and indentation", path)
 	ol, _ := toLines(old)
 	if r, _, ok := repair(LineNumbers, old, ""); ok {
 		ol, _ = toLines(r) // compare what the model meant, not the prefixes
 	}
 	s, e, votes := nearest(f, ol)
+	if near != nil {
+		s, e, votes = near.start, near.start+near.size-1, max(votes, 1)
+	}
 	if votes == 0 {
 		return &Refusal{CodeNotFound, msg + ": no line of it is in the file. Read the file again and copy old_string from it"}
 	}
@@ -55,6 +83,9 @@ func notFound(path string, f *file, old string) error {
 	b.WriteString("What differs:\n")
 	for _, d := range differences(f, s, e, ol) {
 		b.WriteString("- " + d + "\n")
+	}
+	if near != nil {
+		b.WriteString(near.why() + "\n")
 	}
 	b.WriteString("Copy old_string from the file as it is now (read it again if it may have changed).")
 	return &Refusal{CodeNotFound, b.String()}

@@ -46,6 +46,17 @@ var numberStyles = sync.OnceValue(func() []*regexp.Regexp {
 // exactly before this is tried.
 func stripNumbers(old, new string) (string, string, bool) {
 	ol, ot := toLines(old)
+	re := numberStyle(ol)
+	if re == nil {
+		return "", "", false
+	}
+	nl, nt := toLines(new)
+	return joinLines(stripEach(ol, re), ot), joinLines(stripEach(nl, re), nt), true
+}
+
+// numberStyle is the line-number prefix style stripNumbers removes from
+// old's lines, or nil.
+func numberStyle(ol []string) *regexp.Regexp {
 	for _, re := range numberStyles() {
 		prefixed, nonBlank := 0, 0
 		last, increasing := -1, true
@@ -65,14 +76,28 @@ func stripNumbers(old, new string) (string, string, bool) {
 		if prefixed == 0 || prefixed < nonBlank && (!increasing || last < 0) {
 			continue
 		}
-		o := joinLines(stripEach(ol, re), ot)
-		if strings.TrimSpace(o) == "" {
+		if strings.TrimSpace(strings.Join(stripEach(ol, re), "")) == "" {
 			continue // nothing but prefixes: nothing to match
 		}
-		nl, nt := toLines(new)
-		return o, joinLines(stripEach(nl, re), nt), true
+		return re
 	}
-	return "", "", false
+	return nil
+}
+
+// firstNumber is the line a read showed old's first line at, from the
+// number of its first numbered line; 0 when old has no such prefixes.
+func firstNumber(old string) int {
+	ol, _ := toLines(old)
+	re := numberStyle(ol)
+	if re == nil {
+		return 0
+	}
+	for i, l := range ol {
+		if n := lineNumber(re.FindString(l)); n > 0 {
+			return max(n-i, 0)
+		}
+	}
+	return 0
 }
 
 func lineNumber(prefix string) int {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/txtar"
@@ -23,6 +24,7 @@ type Case struct {
 	File        string
 	Old, New    string
 	All         bool
+	Line        int // start_line, the line the model says old starts at (0: none)
 	// Land: the edit must leave Want. Otherwise it must be refused with
 	// Code, its message containing Contains.
 	Land     bool
@@ -99,7 +101,8 @@ func parse(group string, ar *txtar.Archive) ([]Case, error) {
 			}
 			return t
 		}
-		c := Case{Group: group, Name: name, Peer: meta["peer"], File: text("file"), Old: text("old"), New: text("new"),
+		line, _ := strconv.Atoi(meta["start_line"])
+		c := Case{Group: group, Name: name, Peer: meta["peer"], File: text("file"), Old: text("old"), New: text("new"), Line: line,
 			All: meta["all"] == "true", Land: meta["expect"] == "land", Code: meta["code"], Contains: meta["contains"],
 			Note: meta["note"], ByDesign: meta["refused-by-design"]}
 		if c.Land {

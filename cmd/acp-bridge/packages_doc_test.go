@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPackageListsAreWhole keeps the two package tables true: every Go
+// package of the module is named in README.md's "Packages" table and in
+// docs/DESIGN.md's, and neither names a package that is gone. A package
+// added without a line in both fails here, which is how the tables drifted
+// before (sysprompt, compact, internal/jobs and others were missing).
+func TestPackageListsAreWhole(t *testing.T) {
+	root := filepath.Join("..", "..")
+	pkgs := modulePackages(t, root)
+	if len(pkgs) < 20 {
+		t.Fatalf("found only %d packages under %s: %v", len(pkgs), root, pkgs)
+	}
+	for _, doc := range []string{"README.md", filepath.Join("docs", "DESIGN.md")} {
+		named := packageTable(t, filepath.Join(root, doc))
+		for _, p := range pkgs {
+			if !named[p] {
+				t.Errorf("%s: the Packages table does not name `%s`", doc, p)
+			}
+		}
+		for p := range named {
+			if !slices.Contains(pkgs, p) {
+				t.Errorf("%s: the Packages table names `%s`, which is not a package of the module", doc, p)
+			}
+		}
+	}
+}
+
+// modulePackages lists the directories under root that hold a non-test Go
+// file, as paths relative to root with forward slashes; testdata and hidden
+// directories are not packages.
+func modulePackages(t *testing.T, root string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
+			rel, err := filepath.Rel(root, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			seen[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for p := range seen {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+var backticked = regexp.MustCompile("`([^`]+)`")
+
+// packageTable reads the table under the doc's "## Packages" heading and
+// returns every package its first column names (a cell may name several,
+// each in backticks).
+func packageTable(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	named := map[string]bool{}
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			in = strings.TrimSpace(strings.TrimLeft(line, "#")) == "Packages"
+			continue
+		}
+		if !in || !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		for _, m := range backticked.FindAllStringSubmatch(cells[1], -1) {
+			named[m[1]] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(named) == 0 {
+		t.Fatalf("%s has no Packages table", path)
+	}
+	return named
+}
+
+// TestReadmeNamesEveryTool keeps the README's tool list whole: every tool
+// the binary registers is described there as a "- `name {args}`" entry (or
+// named in the entry of a tool it belongs with, as job_output is in
+// bash's), so a user meets no tool the README does not explain. The
+// question tool was missing before this test.
+func TestReadmeNamesEveryTool(t *testing.T) {
+	opts, err := agentOptions(&config{permissionMode: "ask", toolsMode: "native"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tools, ok := strings.Cut(string(readme), "\n## Tools\n")
+	if !ok {
+		t.Fatal("README.md has no Tools section")
+	}
+	tools, _, _ = strings.Cut(tools, "\n## ")
+	entry := regexp.MustCompile("(?m)^- `([a-z_]+) \\{")
+	described := map[string]bool{}
+	for _, m := range entry.FindAllStringSubmatch(tools, -1) {
+		described[m[1]] = true
+	}
+	defs := opts.Registry.Visible(nil)
+	if len(defs) < 5 {
+		t.Fatalf("the registry has only %d tools", len(defs))
+	}
+	for _, d := range defs {
+		if !described[d.Name] && !strings.Contains(tools, "`"+d.Name+" {") {
+			t.Errorf("README.md's Tools section does not describe %s", d.Name)
+		}
+	}
+}

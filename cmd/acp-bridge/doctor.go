@@ -91,6 +91,7 @@ func doctor(ctx context.Context, args []string) []check {
 		wd, _ := os.Getwd()
 		out = append(out, policyChecks(cfg, wd)...)
 		out = append(out, profileCheck(wd))
+		out = append(out, searchChecks(ctx, cfg)...)
 	}
 	out = append(out, sc.checks()...)
 	out = append(out, stateCheck(cfg.stateDir), bashCheck(ctx), sandboxCheck(ctx, cfg),

@@ -31,7 +31,7 @@ import (
 // connection, the same number of sessions at once), over WebSocket and
 // over Streamable HTTP, each against the real binary:
 //
-//	go test -run '^$' -bench BenchmarkServeLoad -benchtime 1x ./cmd/acp-bridge
+//	go test -run '^$' -bench BenchmarkServeLoad -benchtime 3x ./cmd/acp-bridge
 //	go test -run '^$' -bench BenchmarkServeIdle -benchtime 1x ./cmd/acp-bridge
 
 const stampedChunks = 20
@@ -347,91 +347,96 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
-// BenchmarkServeLoad: 200 clients at once, each one prompt; reports the
-// per-chunk latency (p50, p99) and the wall time of the whole run.
+// BenchmarkServeLoad: "200x1" is 200 clients at once, one prompt each;
+// "1x20" one client, 20 prompts one after the other (the transport's own
+// cost, without 200 turns competing for the CPU). Each b.N round runs
+// stdio, WebSocket and Streamable HTTP in turn, so a machine whose load
+// drifts weighs on all three alike; the metrics are each transport's
+// per-chunk latency (p50, p99) over all rounds and its mean wall time.
 func BenchmarkServeLoad(b *testing.B) {
-	const conns = 200
 	bin := bridgeBinaryB(b)
 	model := stampModel()
 	defer model.Close()
-	common := []string{"--base-url", model.URL + "/v1", "--model", "mock-1", "--api-key-env", "KEY_E2E", "--log-level", "error"}
-	for _, transport := range []string{"stdio", "websocket", "http"} {
-		b.Run(transport, func(b *testing.B) {
+	transports := []string{"stdio", "websocket", "http"}
+	for _, shape := range []struct {
+		name         string
+		conns, turns int
+	}{{"200x1", 200, 1}, {"1x20", 1, 20}} {
+		b.Run(shape.name, func(b *testing.B) {
+			lat, wall := map[string][]time.Duration{}, map[string]time.Duration{}
 			for range b.N {
-				work, state := b.TempDir(), b.TempDir()
-				os.Setenv("KEY_E2E", "sk-e2e")
-				os.Setenv("ACP_BRIDGE_STATE_DIR", state)
-				os.Setenv("ACP_BRIDGE_TOKEN", serveBenchToken)
-				var peers []*peer
-				switch transport {
-				case "stdio":
-					p, err := stdioPeer(bin, common...)
-					if err != nil {
-						b.Fatal(err)
-					}
-					peers = []*peer{p}
-				default:
-					url, stop, _ := startServeB(b, bin, append(common, "--root", work, "--max-connections", "1000", "--max-sessions", "1000")...)
-					defer stop()
-					client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * conns}}
-					for range conns {
-						var p *peer
-						var err error
-						if transport == "websocket" {
-							p, err = wsPeer(url, serveBenchToken)
-						} else {
-							p, err = httpPeer(url, serveBenchToken, client)
-						}
-						if err != nil {
-							b.Fatal(err)
-						}
-						peers = append(peers, p)
-					}
+				for _, tr := range transports {
+					l, w := loadRun(b, bin, model.URL, tr, shape.conns, shape.turns)
+					lat[tr] = append(lat[tr], l...)
+					wall[tr] += w
 				}
-				ds := make([]*dispatcher, len(peers))
-				for i, p := range peers {
-					ds[i] = dispatch(p)
-					if _, err := ds[i].call(p, 0, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
-						b.Fatal(err)
-					}
-				}
-				var mu sync.Mutex
-				var all []time.Duration
-				var wg sync.WaitGroup
-				errs := make(chan error, conns)
-				start := time.Now()
-				for i := range conns {
-					p, d := peers[i%len(peers)], ds[i%len(peers)]
-					wg.Go(func() {
-						lat, err := d.turn(p, 10+2*i, work)
-						if err != nil {
-							errs <- err
-							return
-						}
-						mu.Lock()
-						all = append(all, lat...)
-						mu.Unlock()
-					})
-				}
-				wg.Wait()
-				wall := time.Since(start)
-				close(errs)
-				for err := range errs {
-					b.Fatal(err)
-				}
-				for _, p := range peers {
-					p.close()
-				}
-				if len(all) != conns*stampedChunks {
-					b.Fatalf("%d stamped chunks read, want %d", len(all), conns*stampedChunks)
-				}
-				b.ReportMetric(float64(percentile(all, 0.5).Microseconds()), "p50-µs/chunk")
-				b.ReportMetric(float64(percentile(all, 0.99).Microseconds()), "p99-µs/chunk")
-				b.ReportMetric(wall.Seconds(), "s/run")
-				b.ReportMetric(conns, "turns")
+			}
+			for _, tr := range transports {
+				b.ReportMetric(float64(percentile(lat[tr], 0.5).Microseconds()), tr+"-p50-µs/chunk")
+				b.ReportMetric(float64(percentile(lat[tr], 0.99).Microseconds()), tr+"-p99-µs/chunk")
+				b.ReportMetric(wall[tr].Seconds()/float64(b.N), tr+"-s/run")
 			}
 		})
 	}
+}
+
+// loadRun is one run through the binary: conns clients at once (each a
+// connection of its own; over stdio one bridge, one connection, conns
+// sessions), each running turns prompts one after the other. It returns
+// every stamped chunk's latency and the run's wall time; a turn that
+// fails or a chunk that is missing fails the benchmark.
+func loadRun(b *testing.B, bin, modelURL, transport string, conns, turns int) ([]time.Duration, time.Duration) {
+	work, state := b.TempDir(), b.TempDir()
+	os.Setenv("KEY_E2E", "sk-e2e")
+	os.Setenv("ACP_BRIDGE_STATE_DIR", state)
+	os.Setenv("ACP_BRIDGE_TOKEN", serveBenchToken)
+	common := []string{"--base-url", modelURL + "/v1", "--model", "mock-1", "--api-key-env", "KEY_E2E", "--log-level", "error"}
+	var peers []*peer
+	if transport == "stdio" {
+		p, err := stdioPeer(bin, common...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		peers = []*peer{p}
+	} else {
+		url, stop, _ := startServeB(b, bin, append(common, "--root", work, "--max-connections", "1000", "--max-sessions", "1000")...)
+		defer stop()
+		peers = dialPeers(b, transport, url, conns)
+	}
+	ds := initialized(b, peers)
+	var mu sync.Mutex
+	var all []time.Duration
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	start := time.Now()
+	for i := range conns {
+		p, d := peers[i%len(peers)], ds[i%len(peers)]
+		wg.Go(func() {
+			for k := range turns {
+				lat, err := d.turn(p, 10+2*(i*turns+k), work)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				all = append(all, lat...)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	for _, p := range peers {
+		p.close()
+	}
+	if len(all) != conns*turns*stampedChunks {
+		b.Fatalf("%s: %d stamped chunks read, want %d", transport, len(all), conns*turns*stampedChunks)
+	}
+	return all, wall
 }
 
 // BenchmarkServeIdle: the memory (RSS) one idle connection costs a
@@ -455,32 +460,15 @@ func BenchmarkServeIdle(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					d := dispatch(p)
-					d.call(p, 0, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+					initialized(b, []*peer{p})
 					b.ReportMetric(float64(rssKiB(p.pid)), "KiB/conn")
 					p.close()
 					continue
 				}
 				url, stop, pid := startServeB(b, bin, append(args, "--max-connections", "1000")...)
 				before := rssKiB(pid)
-				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * idle}}
-				var peers []*peer
-				for range idle {
-					var p *peer
-					var err error
-					if transport == "websocket" {
-						p, err = wsPeer(url, serveBenchToken)
-					} else {
-						p, err = httpPeer(url, serveBenchToken, client)
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					if _, err := dispatch(p).call(p, 0, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
-						b.Fatal(err)
-					}
-					peers = append(peers, p)
-				}
+				peers := dialPeers(b, transport, url, idle)
+				initialized(b, peers)
 				after := rssKiB(pid)
 				b.ReportMetric(float64(after-before)/idle, "KiB/conn")
 				b.ReportMetric(float64(before), "KiB-base")
@@ -494,6 +482,39 @@ func BenchmarkServeIdle(b *testing.B) {
 }
 
 const serveBenchToken = "bench-0123456789abcdef"
+
+// dialPeers opens n connections to a served bridge over transport
+// ("websocket" or "http").
+func dialPeers(b *testing.B, transport, url string, n int) []*peer {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * n}}
+	peers := make([]*peer, 0, n)
+	for range n {
+		var p *peer
+		var err error
+		if transport == "websocket" {
+			p, err = wsPeer(url, serveBenchToken)
+		} else {
+			p, err = httpPeer(url, serveBenchToken, client)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		peers = append(peers, p)
+	}
+	return peers
+}
+
+// initialized sends each peer its initialize and returns their dispatchers.
+func initialized(b *testing.B, peers []*peer) []*dispatcher {
+	ds := make([]*dispatcher, len(peers))
+	for i, p := range peers {
+		ds[i] = dispatch(p)
+		if _, err := ds[i].call(p, 0, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ds
+}
 
 func bridgeBinaryB(b *testing.B) string {
 	bins, err := buildStartupBins()

@@ -63,6 +63,20 @@ func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	return p
 }
 
+// exit waits for the process to end (within never) and returns how.
+func (p *serveProc) exit(t *testing.T) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(never):
+		t.Fatalf("serve did not exit within %s", never)
+		return nil
+	}
+}
+
 // wsSession is a WebSocket client of the served binary.
 type wsSession struct {
 	t      *testing.T
@@ -84,6 +98,24 @@ func dialServe(t *testing.T, url, token string) *wsSession {
 	ws.SetReadLimit(64 << 20)
 	t.Cleanup(func() { ws.CloseNow() })
 	return &wsSession{t: t, ws: ws, answer: "allow-once"}
+}
+
+// initialize is the connection's initialize, which must succeed.
+func (c *wsSession) initialize() {
+	c.t.Helper()
+	if _, e := c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); e != nil {
+		c.t.Fatalf("initialize: %v", e)
+	}
+}
+
+// newSession opens a session in cwd, which must succeed.
+func (c *wsSession) newSession(cwd string) any {
+	c.t.Helper()
+	res, e := c.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+	if e != nil {
+		c.t.Fatalf("session/new: %v", e)
+	}
+	return res["sessionId"]
 }
 
 // call sends a request and reads until its answer, answering permission
@@ -240,7 +272,7 @@ func TestServeThroughTheBinary(t *testing.T) {
 
 	// A new connection loads the session: the turn comes back.
 	c2 := dialServe(t, p.url, token)
-	c2.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	c2.initialize()
 	deadline := time.Now().Add(never)
 	for {
 		// The old connection's agent lets go of the session once it has
@@ -267,15 +299,8 @@ func TestServeThroughTheBinary(t *testing.T) {
 		return
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
-		}
-	case <-time.After(never):
-		t.Fatalf("serve did not exit within %s of SIGTERM", never)
+	if err := p.exit(t); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
 	}
 	log := p.stderr.String()
 	if !strings.Contains(log, "msg=stopped") || strings.Contains(log, token) {

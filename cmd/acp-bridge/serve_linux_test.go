@@ -61,9 +61,8 @@ func TestServeSIGTERMLetsTurnsEnd(t *testing.T) {
 	args := []string{"--listen", "127.0.0.1:0", "--root", work, "--base-url", model.URL + "/v1", "--model", "mock-1", "--api-key-env", "KEY_E2E", "--log-level", "info"}
 	p := startServe(t, serveEnv(t, state), args...)
 	c := dialServe(t, p.url, serveToken)
-	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
-	res, _ := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
-	sid := res["sessionId"]
+	c.initialize()
+	sid := c.newSession(work)
 	answer := asyncCall(c, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "take your time"}}})
 	<-asked
 	p.cmd.Process.Signal(syscall.SIGTERM)
@@ -92,20 +91,13 @@ func TestServeSIGTERMLetsTurnsEnd(t *testing.T) {
 	case <-time.After(never):
 		t.Fatal("the running turn never answered")
 	}
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit: %v\n%s", err, p.stderr.String())
-		}
-	case <-time.After(never):
-		t.Fatal("no exit after the turn ended")
+	if err := p.exit(t); err != nil {
+		t.Fatalf("exit: %v\n%s", err, p.stderr.String())
 	}
 
 	p2 := startServe(t, serveEnv(t, state), args...)
 	c2 := dialServe(t, p2.url, serveToken)
-	c2.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	c2.initialize()
 	if _, e := c2.call("session/load", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}}); e != nil {
 		t.Fatalf("load after the restart: %v", e)
 	}
@@ -125,9 +117,8 @@ func TestServeSIGKILLLeavesNothing(t *testing.T) {
 	args := []string{"--listen", "127.0.0.1:0", "--root", work, "--model", "script:" + script, "--permission-mode", "bypass"}
 	p := startServe(t, serveEnv(t, state), args...)
 	c := dialServe(t, p.url, serveToken)
-	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
-	res, _ := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
-	sid := res["sessionId"]
+	c.initialize()
+	sid := c.newSession(work)
 	// Sent, not awaited: the answer never comes (the server is killed).
 	prompt, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
 		"params": map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}}})
@@ -148,7 +139,7 @@ func TestServeSIGKILLLeavesNothing(t *testing.T) {
 	}
 	p2 := startServe(t, serveEnv(t, state), args...)
 	c2 := dialServe(t, p2.url, serveToken)
-	c2.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	c2.initialize()
 	if _, e := c2.call("session/load", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}}); e != nil {
 		t.Fatalf("load after the kill: %v", e)
 	}
@@ -162,12 +153,11 @@ func TestServeHandOverBetweenConnections(t *testing.T) {
 	work := t.TempDir()
 	p := startServe(t, serveEnv(t, t.TempDir()), "--listen", "127.0.0.1:0", "--root", work, "--model", "script:"+script)
 	a := dialServe(t, p.url, serveToken)
-	a.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
-	res, _ := a.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
-	sid := res["sessionId"]
+	a.initialize()
+	sid := a.newSession(work)
 	a.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
 	b := dialServe(t, p.url, serveToken)
-	b.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	b.initialize()
 	if _, e := b.call("session/load", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}}); e != nil {
 		t.Fatalf("load on a second connection while the first holds it: %v", e)
 	}

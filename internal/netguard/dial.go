@@ -46,6 +46,10 @@ type Options struct {
 	TLS *tls.Config
 	// DialTimeout bounds one connection attempt. Zero: 10 s.
 	DialTimeout time.Duration
+	// Dial connects to an address the guard has checked ("ip:port"). Nil:
+	// a net.Dialer whose Control checks the socket's address once more.
+	// Tests put a server of theirs behind a public address and port 443.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Guard dials for one chain of requests (a fetch and its redirects). Open
@@ -120,7 +124,12 @@ func (g *Guard) proxy(req *http.Request) (*url.URL, error) {
 		port = map[string]string{"http": "80", "https": "443"}[req.URL.Scheme]
 	}
 	if err := g.Check(req.Context(), req.URL.Hostname(), port); err != nil {
-		return nil, err
+		if _, ok := Refused(err); ok {
+			return nil, err
+		}
+		// A name that does not resolve here cannot be checked: refused
+		// rather than left to the proxy, which may reach the inside.
+		return nil, fmt.Errorf("%s cannot be checked before the proxy connects to it: %w", req.URL.Hostname(), err)
 	}
 	g.mu.Lock()
 	g.proxies[proxyAddr(u)] = true
@@ -222,7 +231,11 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 				continue
 			}
 		}
-		conn, err := d.DialContext(ctx, network, netip.AddrPortFrom(a.Unmap(), uint16(p)).String())
+		dial := d.DialContext
+		if g.o.Dial != nil {
+			dial = g.o.Dial
+		}
+		conn, err := dial(ctx, network, netip.AddrPortFrom(a.Unmap(), uint16(p)).String())
 		if err == nil {
 			return conn, nil
 		}

@@ -148,8 +148,11 @@ func TestGuardWithProxy(t *testing.T) {
 	defer proxy.Close()
 	pu, _ := url.Parse(proxy.URL)
 	resolve := func(_ context.Context, host string) ([]netip.Addr, error) {
-		if host == "inside.example" {
+		switch host {
+		case "inside.example":
 			return []netip.Addr{netip.MustParseAddr("192.168.0.10")}, nil
+		case "nodns.example":
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 		}
 		return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
 	}
@@ -161,6 +164,11 @@ func TestGuardWithProxy(t *testing.T) {
 		if _, ok := Refused(get(t, g, u)); !ok {
 			t.Errorf("%s through the proxy was not refused", u)
 		}
+	}
+	// A name that does not resolve here cannot be checked: not left to
+	// the proxy.
+	if err := get(t, g, "http://nodns.example/"); err == nil || !strings.Contains(err.Error(), "cannot be checked before the proxy") {
+		t.Errorf("an unresolvable name through the proxy: %v", err)
 	}
 	if seen.Load() != 1 {
 		t.Errorf("the proxy saw %d requests, want 1", seen.Load())

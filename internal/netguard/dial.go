@@ -61,8 +61,8 @@ type Guard struct {
 	o    Options
 	open func(host string) bool
 
-	mu      sync.Mutex
-	// proxy is the host:port of the proxy the chain's latest request
+	mu sync.Mutex
+	// proxyTo is the host:port of the proxy the chain's latest request
 	// chose ("" when it goes direct). The requests of a chain (a fetch,
 	// its redirects) are made one after another, and the transport asks
 	// Proxy before it dials for each, so a direct request to the proxy's

@@ -17,6 +17,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/profiles"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -42,6 +43,7 @@ type conversation struct {
 	calls   *callRecorder  // every tool call's events and live output (calls.go)
 	subs    *subagents     // profiles, the task tool, launching subagents (subagent.go)
 	policy  *userPolicy    // the user's rules and hooks (policy.go)
+	sbx     *sandboxing    // the sandbox of its commands (sandbox.go)
 
 	// timeline is the one path of events: append, fold, translate, send,
 	// under its emitMu; the lock order is written there (timeline.go).
@@ -167,13 +169,21 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		defer s.mu.Unlock()
 		return fmt.Sprint(s.st.turns)
 	}
+	s.sbx = &sandboxing{o: a.o.Sandbox, roots: roots, perm: s.perm, report: policyReport(s.status),
+		mode:   func() sandbox.Mode { return s.ctl.read().sandbox },
+		bypass: func() bool { return s.ctl.mode() == ModeBypass },
+		floor:  func() (sandbox.Mode, bool) { return projectSandbox(s.cwd) }}
+	s.mcp.sandbox = s.sbx.policy
 	s.pipe = pipeline.New(&pipeline.Options{
 		Observers: []pipeline.Observer{planObserver(s.emit)},
 		Approver:  s.perm,
 		// markRunning is outermost: the card turns in_progress once, even
 		// when Retry runs the body again; the policy's timeout (innermost,
 		// install) bounds each attempt.
-		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry()},
+		// escalate (sandbox.go) is outside Retry and the timeouts: a
+		// command run again outside the sandbox gets its own attempts,
+		// and the user's answer is not timed as the command is.
+		Middleware: []pipeline.Middleware{s.markRunning, s.sbx.escalate, pipeline.Retry()},
 		Logger:     a.log.With("session", id),
 	})
 	// The user's rules and hooks come first, so a refusal names the rule
@@ -383,6 +393,9 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 	// The files may have changed since the last turn (another bridge
 	// process remembered an answer, the project's settings were edited).
 	s.policy.reload(ctx)
+	// The turn's calls, hooks and jobs run under the sandbox policy as the
+	// project's settings have it now (sandbox.go).
+	ctx = s.sbx.confine(ctx, s.status)
 	s.subs.reload(ctx) // the profiles as the files are now, and the task tool that lists them
 	if proj, ok := s.policy.untrusted(); ok {
 		s.perm.askTrust(ctx, proj)

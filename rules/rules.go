@@ -62,10 +62,16 @@ type Rule struct {
 	domain string
 	// anywhere is cmd starting at any word: a deny or ask rule's match
 	anywhere *regexp.Regexp
+	// normal matches a command's normal form (normalize, rules/shell.go):
+	// what a deny or ask rule also compares, so spelling does not escape it
+	normal *regexp.Regexp
 }
 
 // String names the rule and where it comes from, for messages.
 func (r Rule) String() string {
+	if r.Source.Kind == computedKind {
+		return fmt.Sprintf("rule that a command whose program is computed (`%s`) is asked about while a Bash deny rule exists", r.Text)
+	}
 	return fmt.Sprintf("%s rule `%s` (%s)", r.Effect, r.Text, r.Source)
 }
 
@@ -102,6 +108,10 @@ func Parse(effect Effect, text string, src Source) (Rule, error) {
 				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
 			}
 			r.cmd, r.anywhere = re, anywhere
+			p, prefix := strings.CutSuffix(collapse(r.arg), ":*")
+			if r.normal, err = regexp.Compile(normalPattern(strings.Fields(p), prefix)); err != nil {
+				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
+			}
 		}
 	case "read", "edit", "write", "glob", "grep":
 		if r.has {

@@ -338,7 +338,7 @@ func TestBinaryMultiStepToolUse(t *testing.T) {
 	sess := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
 	sid := sess["sessionId"].(string)
 	opts, _ := sess["configOptions"].([]any)
-	if len(opts) != 3 || opts[1].(map[string]any)["currentValue"] != "endpoint/mock-1" || opts[2].(map[string]any)["id"] != "tools_mode" {
+	if len(opts) != 4 || opts[1].(map[string]any)["currentValue"] != "endpoint/mock-1" || opts[2].(map[string]any)["id"] != "tools_mode" || opts[3].(map[string]any)["id"] != "sandbox" {
 		t.Errorf("configOptions = %v", opts)
 	}
 	res := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "What does hello.txt say?"}}})

@@ -13,11 +13,17 @@ import (
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/mcpclient/mcptest"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // The test binary is also the stdio MCP server the bridge starts; init runs
 // before TestMain, so the server mode wins over the bridge mode it inherits.
-func init() { mcptest.MaybeServe() }
+func init() {
+	// Not in the sandbox helper (TestMain execs the server from there).
+	if len(os.Args) < 2 || os.Args[1] != sandbox.HelperArg {
+		mcptest.MaybeServe()
+	}
+}
 
 // mcpSession starts the bridge with a scripted model, opens a session with
 // a stdio and an HTTP MCP server, and returns the session id and the pid

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -124,6 +125,9 @@ func prepare(name string, args []string, stdout, stderr io.Writer, extra ...func
 		b.stops = append(b.stops, func() { os.RemoveAll(dir) })
 	}
 	b.opts, err = agentOptions(cfg, logger)
+	if err == nil {
+		b.opts.Sandbox, err = agentSandbox(cfg, cfg.spillDir)
+	}
 	if err != nil {
 		if cfg.logFile != "" {
 			logger.Error("bad configuration", "err", err.Error())
@@ -131,6 +135,10 @@ func prepare(name string, args []string, stdout, stderr io.Writer, extra ...func
 		printStartError(stderr, name, err)
 		b.stop()
 		return nil, 2, false
+	}
+	if note := startNote(b.opts.Sandbox); note != "" {
+		fmt.Fprint(stderr, note)
+		logger.Warn(strings.TrimSpace(note))
 	}
 	return b, 0, true
 }

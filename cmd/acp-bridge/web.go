@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -56,4 +58,24 @@ func (c *config) webOptions(logger *slog.Logger) *web.Options {
 		}
 	}
 	return o
+}
+
+// searchChecks: with a search service configured, whether it answers a
+// query with results (doctor). Nothing when none is configured.
+func searchChecks(ctx context.Context, cfg *config) []check {
+	s := cfg.web.Search
+	if s.SearxNG == "" && s.BraveAPIKeyEnv == "" {
+		return nil
+	}
+	o := cfg.webOptions(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if o.Search == nil {
+		return []check{{name: "search", msg: s.BraveAPIKeyEnv + " is not set: web_search is not offered",
+			fix: "set " + s.BraveAPIKeyEnv + " to a Brave Search API key in the environment the editor starts acp-bridge with"}}
+	}
+	r, err := web.Probe(ctx, o, "acp-bridge")
+	if err != nil {
+		return []check{{name: "search", msg: o.Search.Name() + ": " + err.Error(),
+			fix: "check web.search in the config file and that the service answers JSON"}}
+	}
+	return []check{{name: "search", ok: true, msg: fmt.Sprintf("%s answers (%d results for a test query)", o.Search.Name(), len(r.Results))}}
 }

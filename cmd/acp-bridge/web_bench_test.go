@@ -76,6 +76,10 @@ func BenchmarkBinaryWebFetch(b *testing.B) {
 	}
 }
 
+// allowLocalConfig is a config file whose rule opens the local test
+// servers' host to web_fetch.
+const allowLocalConfig = "permissions:\n  allow: [\"WebFetch(domain:127.0.0.1)\"]\n"
+
 // releaseBin builds the bridge as a release is built, once.
 var releaseBin = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "acp-bridge-web-bench-")

@@ -47,8 +47,6 @@ func (c *rpcClient) cardTitle(id string) string {
 	return ""
 }
 
-const allowLocalConfig = "permissions:\n  allow: [\"WebFetch(domain:127.0.0.1)\"]\n"
-
 func TestBinaryWebFetchReadsADocsPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -187,12 +185,17 @@ func TestBinaryWebFetchPromptNamesTheDomain(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	m := &oaiMock{t: t}
-	m.steps = append(m.steps, toolCalls([2]string{"web_fetch", fetchArgs("https://Docs.Example.invalid/guide")}), answerText("ok"))
+	// The metadata URL is refused whatever the answer: nobody is asked.
+	m.steps = append(m.steps, toolCalls([2]string{"web_fetch", fetchArgs("https://Docs.Example.invalid/guide")},
+		[2]string{"web_fetch", fetchArgs("http://169.254.169.254/latest/")}), answerText("ok"))
 	c := policyBridge(t, m, t.TempDir(), "")
 	c.answer = func(map[string]any) string { return "reject-once" }
 	c.prompt(c.newSession(t.TempDir()), "read the guide")
 	if len(c.perms) != 1 {
 		t.Fatalf("%d permission prompts, want 1", len(c.perms))
+	}
+	if got := toolMessage(m.reqs[1], "call_2"); !strings.Contains(got, "cloud metadata") {
+		t.Errorf("the metadata URL: the model read %q", got)
 	}
 	b, _ := json.Marshal(c.perms[0])
 	for _, want := range []string{"Fetch https://Docs.Example.invalid/guide", "Always allow fetches from docs.example.invalid"} {
@@ -241,5 +244,35 @@ func TestBinaryWebSearch(t *testing.T) {
 	}
 	if hits.Load() != 1 || len(c2.perms) != 0 {
 		t.Errorf("%d searches, %d prompts; want 1 and none (the allow rule)", hits.Load(), len(c2.perms))
+	}
+}
+
+func TestBinaryWebFetchFromCodeMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	site, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<main><h1>Changelog</h1><ul><li>v2: faster</li></ul></main>`)
+	})
+	code := fmt.Sprintf(`const page = await tools.web_fetch({url: %q});
+const bad = await tools.web_fetch({url: "http://169.254.169.254/"}).catch(e => String(e));
+return page.title + "|" + page.content + "|" + bad;`, site.URL)
+	args, _ := json.Marshal(map[string]string{"code": code, "description": "read the changelog"})
+	m := &oaiMock{t: t}
+	m.steps = append(m.steps, toolCalls([2]string{"run_code", string(args)}), answerText("done"))
+	c := policyBridge(t, m, t.TempDir(), allowLocalConfig, "--tools-mode", "code", "--permission-mode", "bypass")
+	c.prompt(c.newSession(t.TempDir()), "what changed?")
+	got := toolMessage(m.reqs[1], "call_1")
+	for _, want := range []string{"# Changelog", "- v2: faster", "cloud metadata"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the program returned %q, want %q in it", got, want)
+		}
+	}
+	if title := c.cardTitle("call_1:code:1"); title != "Fetch "+site.URL {
+		t.Errorf("the sub-call's card is titled %q", title)
+	}
+	if hits.Load() != 1 {
+		t.Errorf("%d requests, want 1", hits.Load())
 	}
 }

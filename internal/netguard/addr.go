@@ -21,13 +21,16 @@ import (
 	"net/netip"
 )
 
-// special are the IPv4 ranges no fetch reaches unless its host is open,
-// with what they are (IANA's special-purpose registry, and what cloud
-// providers put their metadata services on).
-var special4 = []struct {
+// special is a range refused, with what it is.
+type special struct {
 	p   netip.Prefix
 	why string
-}{
+}
+
+// special4 are the IPv4 ranges no fetch reaches unless its host is open,
+// with what they are (IANA's special-purpose registry, and what cloud
+// providers put their metadata services on).
+var special4 = []special{
 	{netip.MustParsePrefix("0.0.0.0/8"), "a \"this network\" address"},
 	{netip.MustParsePrefix("10.0.0.0/8"), "a private address"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "a carrier-grade NAT address"},
@@ -48,10 +51,7 @@ var special4 = []struct {
 // special6 are the IPv6 ranges refused inside 2000::/3 (everything outside
 // it is refused anyway): protocol assignments (Teredo among them), 6to4,
 // documentation.
-var special6 = []struct {
-	p   netip.Prefix
-	why string
-}{
+var special6 = []special{
 	{netip.MustParsePrefix("2001::/23"), "an IETF protocol address (Teredo and others)"},
 	{netip.MustParsePrefix("2001:db8::/32"), "a documentation address"},
 	{netip.MustParsePrefix("2002::/16"), "a 6to4 address"},

@@ -81,7 +81,9 @@ type document struct {
 	URL, Title, Type, Redirect, Note string
 	Lines                            []string
 	Outline                          []heading
-	Hosts                            []string // the hosts after the first that redirects led to
+	// Hosts are the hosts after the first that redirects led to, and
+	// whether the user's own rule opened each.
+	Hosts map[string]bool
 }
 
 type heading struct {
@@ -128,11 +130,19 @@ func fetchTool(o *Options) registry.Tool[fetchArgs, Page] {
 }
 
 // fetchPermission asks about every fetch, naming the domain: "Always
-// allow" remembers the domain as a rule, `WebFetch(domain:HOST)`.
-func fetchPermission(_ *registry.Call, in fetchArgs) *registry.Permission {
+// allow" remembers the domain as a rule, `WebFetch(domain:HOST)`. A URL
+// the body will refuse whatever the answer (a scheme, credentials, a
+// private address or port no rule opens) is not asked about: the body
+// refuses it, before any request, with its reason.
+func fetchPermission(c *registry.Call, in fetchArgs) *registry.Permission {
 	host := rules.Domain(in.URL)
-	if host == "" {
-		return nil // refused by the body, before any request
+	u, err := url.Parse(strings.TrimSpace(in.URL))
+	if host == "" || err != nil || checkURL(u) != nil {
+		return nil
+	}
+	v := verdict(c, u.String())
+	if precheck(u, host, v.Effect == string(rules.Allow) && v.Written) != nil {
+		return nil
 	}
 	p := &registry.Permission{Reason: "fetch " + shorten(in.URL, 200) + " from " + host,
 		Key: "web_fetch:" + host, Subject: "fetches from `" + host + "`", Rule: "WebFetch(domain:" + host + ")"}
@@ -192,7 +202,7 @@ func port(u *url.URL) uint16 {
 
 // verdict is what the session's rules say of fetching raw.
 func verdict(c *registry.Call, raw string) registry.RuleVerdict {
-	if c.Rules == nil {
+	if c == nil || c.Rules == nil {
 		return registry.RuleVerdict{}
 	}
 	args, _ := json.Marshal(map[string]string{"url": raw})
@@ -254,10 +264,12 @@ func runFetch(ctx context.Context, o *Options, c *registry.Call, in fetchArgs) (
 }
 
 // stillAllowed: a kept page whose redirects led to other hosts is used
-// only while the rules still allow each of them.
+// only while the rules still say of each what they said when it was
+// fetched (allowed, and opened or not).
 func stillAllowed(c *registry.Call, d *document) bool {
-	for _, h := range d.Hosts {
-		if verdict(c, "https://"+h+"/").Effect != string(rules.Allow) {
+	for h, opened := range d.Hosts {
+		v := verdict(c, "https://"+h+"/")
+		if v.Effect != string(rules.Allow) || v.Written != opened {
 			return false
 		}
 	}
@@ -304,10 +316,11 @@ func fetch(ctx context.Context, o *Options, c *registry.Call, u *url.URL, host s
 		g.Guard.DialTimeout = upgradeTimeout
 		cl := client(&g, opened.is, fetchTimeout, redirect)
 		resp, err := get(ctx, cl, &up)
-		cl.CloseIdleConnections()
 		if err == nil {
+			defer cl.CloseIdleConnections()
 			return d.read(ctx, resp)
 		}
+		cl.CloseIdleConnections()
 		// A refusal or a cancel is final; a host that does not serve TLS
 		// (refused, reset, a bad certificate) is asked over http.
 		if _, ok := netguard.Refused(err); ok || ctx.Err() != nil || isRefusal(err) {
@@ -390,7 +403,10 @@ func (d *document) follow(c *registry.Call, opened *hosts, req *http.Request, vi
 			d.Redirect = next.String()
 			return http.ErrUseLastResponse
 		}
-		d.Hosts = append(d.Hosts, host)
+		if d.Hosts == nil {
+			d.Hosts = map[string]bool{}
+		}
+		d.Hosts[host] = v.Written
 	}
 	return nil
 }

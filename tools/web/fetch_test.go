@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -232,6 +233,19 @@ func TestFetchRedirects(t *testing.T) {
 	if target.hits.Load() != 1 {
 		t.Errorf("the target saw %d requests, want 1", target.hits.Load())
 	}
+	// The page kept in the session is not served once the rules no
+	// longer allow where its redirect led.
+	memo := &registry.Memo{}
+	allowed := ruleCall(t, allowLocal, [2]string{"allow", "WebFetch(domain:localhost)"})
+	allowed.Memo = memo
+	if _, err := run(t, noProxy, allowed, fetchArgs{URL: s2.URL}); err != nil {
+		t.Fatal(err)
+	}
+	denied := ruleCall(t, allowLocal, [2]string{"deny", "WebFetch(domain:localhost)"})
+	denied.Memo = memo
+	if _, err := run(t, noProxy, denied, fetchArgs{URL: s2.URL}); code(err) != CodeRefused {
+		t.Errorf("a kept page whose redirect the rules now deny: %v", err)
+	}
 }
 
 func TestFetchBodyCapAndTypes(t *testing.T) {
@@ -333,11 +347,57 @@ func TestFetchPermissionNamesTheDomain(t *testing.T) {
 		!strings.Contains(p.Subject, "docs.python.org") || !strings.Contains(p.Reason, "docs.python.org") {
 		t.Errorf("permission = %+v", p)
 	}
+	for _, u := range []string{"file:///etc/passwd", "http://u:p@example.com/", "http://169.254.169.254/", "http://10.0.0.1/", "https://example.com:8443/", "::"} {
+		if p := fetchPermission(nil, fetchArgs{URL: u}); p != nil {
+			t.Errorf("%s is refused whatever the answer, yet asked about: %+v", u, p)
+		}
+	}
+	if p := fetchPermission(ruleCall(t, allowLocal), fetchArgs{URL: "http://127.0.0.1:8080/"}); p == nil {
+		t.Error("a URL on a host a rule opens has no permission request for the rule to answer")
+	}
 	if _, err := registry.Define(fetchTool(noProxy)); err != nil {
 		t.Fatal(err)
 	}
 	d, _ := registry.Define(fetchTool(noProxy))
 	if err := d.Check(); err != nil || !d.Facts.ReadOnly {
 		t.Errorf("check %v, facts %+v", err, d.Facts)
+	}
+}
+
+func TestFetchUpgradesToHTTPS(t *testing.T) {
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "over tls") }))
+	defer secure.Close()
+	plain := newSite(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "over http") })
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedAddr := closed.Listener.Addr().String()
+	closed.Close()
+	// example.com (the test certificate's name) at a public address; the
+	// checked connection goes to the test servers: port 443 to tlsAddr,
+	// port 80 to the plain one.
+	with := func(tlsAddr string) *Options {
+		o := &Options{Guard: noProxy.Guard}
+		o.Guard.Resolve = func(context.Context, string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+		}
+		o.Guard.TLS = secure.Client().Transport.(*http.Transport).TLSClientConfig
+		o.Guard.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			to := plain.Listener.Addr().String()
+			if strings.HasSuffix(addr, ":443") {
+				to = tlsAddr
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, to)
+		}
+		return o
+	}
+	p, err := run(t, with(secure.Listener.Addr().String()), ruleCall(t), fetchArgs{URL: "http://example.com/doc"})
+	if err != nil || p.URL != "https://example.com/doc" || p.Content != "over tls\n" {
+		t.Errorf("a host serving TLS: %+v, %v; want it read over https", p, err)
+	}
+	p, err = run(t, with(closedAddr), ruleCall(t), fetchArgs{URL: "http://example.com/doc"})
+	if err != nil || p.URL != "http://example.com/doc" || p.Content != "over http\n" {
+		t.Errorf("a host without TLS: %+v, %v; want it read over http", p, err)
+	}
+	if plain.hits.Load() != 1 {
+		t.Errorf("the plain server saw %d requests, want 1", plain.hits.Load())
 	}
 }

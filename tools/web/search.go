@@ -119,6 +119,25 @@ func searchTool(o *Options) registry.Tool[searchArgs, Results] {
 	}
 }
 
+// Probe asks the configured service one query, as web_search would (what
+// acp-bridge doctor checks): the results, or why there are none.
+func Probe(ctx context.Context, o *Options, query string) (Results, error) {
+	if o == nil || o.Search == nil {
+		return Results{}, errors.New("no search service is configured")
+	}
+	return runSearch(ctx, o, searchArgs{Query: query})
+}
+
+// Name is the configured service's name and URL, for messages.
+func (s *Search) Name() string {
+	u, name, err := s.endpoint()
+	if err != nil {
+		return name
+	}
+	u.RawQuery = ""
+	return name + " at " + u.String()
+}
+
 func runSearch(ctx context.Context, o *Options, in searchArgs) (Results, error) {
 	u, name, err := o.Search.endpoint()
 	if err != nil {

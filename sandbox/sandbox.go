@@ -197,8 +197,8 @@ func parseHelperArgs(args []string) (p Policy, path string, argv []string, err e
 			if len(args) < 2 {
 				return p, "", nil, errors.New("no command after --")
 			}
-			if p.Mode == "" {
-				return p, "", nil, errors.New("no --mode")
+			if !p.Confined() {
+				return p, "", nil, errors.New("no --mode that confines (workspace-write or read-only)")
 			}
 			return p, args[0], args[1:], nil
 		case "--network":

@@ -242,6 +242,14 @@ func TestServeThroughTheBinary(t *testing.T) {
 	if e != nil {
 		t.Fatalf("initialize: %v", e)
 	}
+	if caps, _ := res["agentCapabilities"].(map[string]any); caps != nil {
+		if auth, _ := caps["auth"].(map[string]any); auth["logout"] != nil {
+			t.Errorf("a remote client is offered logout (the server's stored key): %v", auth)
+		}
+		if b, _ := json.Marshal(caps); strings.Contains(string(b), "providers") {
+			t.Errorf("a remote client is offered providers/* (the shared endpoints): %s", b)
+		}
+	}
 	if methods, _ := res["authMethods"].([]any); len(methods) != 0 {
 		for _, m := range methods {
 			if mm, _ := m.(map[string]any); mm["type"] == "terminal" {

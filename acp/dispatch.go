@@ -72,6 +72,12 @@ var methods = map[string]method{
 	MethodSessionSteering: inOrder(optional(func(a SessionSteerer) func(context.Context, *SteeringRequest) (*SteeringResponse, error) {
 		return a.Steer
 	}, "sessionId", "prompt")),
+	MethodSessionRewind: inOrder(optional(func(a SessionRewinder) func(context.Context, *RewindSessionRequest) (*RewindSessionResponse, error) {
+		return a.RewindSession
+	}, "sessionId", "beforeMessage")),
+	MethodSessionRewindFiles: inOrder(optional(func(a SessionRewinder) func(context.Context, *RewindFilesRequest) (*RewindFilesResponse, error) {
+		return a.RewindFiles
+	}, "sessionId", "beforeMessage")),
 	MethodSessionSetTitle: optional(func(a SessionTitler) func(context.Context, *SetSessionTitleRequest) (*SetSessionTitleResponse, error) {
 		return a.SetSessionTitle
 	}, "sessionId", "title"),

@@ -153,6 +153,10 @@ type SessionCapabilities struct {
 	SystemPrompt *SystemPromptCaps `json:"systemPrompt,omitempty"`
 	Title        *Empty            `json:"title,omitempty"`   // unstable: session/set_title
 	Archive      *Empty            `json:"archive,omitempty"` // unstable: session/archive, session/unarchive
+	// Rewind: the agent serves the v2 draft's session/rewind and
+	// session/edit_prompt; v1 has no such capability (it is AIR's
+	// _meta there), so it goes out only on a v2 connection (V2Initialize).
+	Rewind *Empty `json:"-"`
 }
 
 // SystemPromptCaps is sessionCapabilities.systemPrompt.

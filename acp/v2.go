@@ -93,6 +93,13 @@ type V2SessionCapabilities struct {
 	Mcp                   *V2McpCapabilities    `json:"mcp,omitempty"`
 	Delete                *Empty                `json:"delete,omitempty"`
 	AdditionalDirectories *Empty                `json:"additionalDirectories,omitempty"`
+	// Rewind: session/rewind, and session/edit_prompt when EditPrompt
+	// (the rewind draft's agentCapabilities.session.rewind).
+	Rewind *V2RewindCapabilities `json:"rewind,omitempty"`
+}
+
+type V2RewindCapabilities struct {
+	EditPrompt bool `json:"edit_prompt"`
 }
 
 type V2PromptCapabilities struct {
@@ -135,6 +142,9 @@ func V2Initialize(r *InitializeResponse) *V2InitializeResponse {
 	if sc := ac.SessionCapabilities; sc.List != nil && sc.Resume != nil && sc.Close != nil {
 		s := &V2SessionCapabilities{Delete: sc.Delete, AdditionalDirectories: sc.AdditionalDirectories,
 			Mcp: &V2McpCapabilities{Stdio: &Empty{}}}
+		if sc.Rewind != nil {
+			s.Rewind = &V2RewindCapabilities{EditPrompt: true}
+		}
 		if ac.McpCapabilities.HTTP {
 			s.Mcp.HTTP = &Empty{}
 		}
@@ -301,6 +311,13 @@ type V2UserMessage struct {
 	Meta      Meta           `json:"_meta,omitempty"`
 }
 
+// V2HistoryTruncated says the history was rewound: everything after
+// LastMessageID is gone (the rewind draft's history_truncated; "" when
+// nothing is kept).
+type V2HistoryTruncated struct {
+	LastMessageID string `json:"lastMessageId"`
+}
+
 // V2ToolCallUpdate is v2's one tool call update, an upsert by id: absent
 // fields keep their value; Content and Locations replace theirs.
 type V2ToolCallUpdate struct {
@@ -417,6 +434,7 @@ type V2ConfigOptionUpdate struct {
 
 func (V2StateUpdate) UpdateKind() string             { return "state_update" }
 func (V2UserMessage) UpdateKind() string             { return "user_message" }
+func (V2HistoryTruncated) UpdateKind() string        { return "history_truncated" }
 func (V2ToolCallUpdate) UpdateKind() string          { return "tool_call_update" }
 func (V2ToolCallContentChunk) UpdateKind() string    { return "tool_call_content_chunk" }
 func (V2TerminalUpdate) UpdateKind() string          { return "terminal_update" }

@@ -144,6 +144,33 @@ var methodsV2 = map[string]method{
 		}
 	}, "sessionId", "configId", "type", "value"),
 	MethodSessionSteering: methods[MethodSessionSteering],
+	MethodSessionRewindV2: inOrder(optional(func(a HistoryRewinder) func(context.Context, *V2RewindRequest) (*V2RewindResponse, error) {
+		return a.RewindTo
+	}, "sessionId", "toMessageId")),
+	MethodSessionEditPrompt: {ordered: true, handleConn: (*Conn).editPromptV2},
+}
+
+// editPromptV2 serves v2's session/edit_prompt: the history goes back to
+// before the user message named (the agent cancels a running turn first),
+// then the new content runs as session/prompt does, answered with the new
+// user message's id once it is accepted.
+func (c *Conn) editPromptV2(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p V2EditPromptRequest
+	if err := decodeParams(raw, &p, "sessionId", "messageId", "content"); err != nil {
+		return nil, err
+	}
+	if len(p.Content) == 0 {
+		return nil, InvalidParams("invalid params: content must hold at least one content block")
+	}
+	r, ok := c.agent.(HistoryRewinder)
+	if !ok {
+		return nil, Errorf(CodeMethodNotFound, "method not supported by this agent")
+	}
+	if err := r.RewindBefore(ctx, p.SessionID, p.MessageID); err != nil {
+		return nil, err
+	}
+	prompt, _ := json.Marshal(PromptRequest{SessionID: p.SessionID, Prompt: p.Content, Meta: p.Meta})
+	return c.promptV2(ctx, prompt)
 }
 
 // promptV2 serves v2's session/prompt: the turn runs on after the answer,

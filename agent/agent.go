@@ -51,6 +51,9 @@ type Options struct {
 	// Routes is where each provider's requests go, which the client may
 	// change (providers/*, providers.go); nil: not offered.
 	Routes Routes
+	// Sandbox confines the commands the agent runs (agent/sandbox.go);
+	// nil: they run as they are, and no sandbox option is offered.
+	Sandbox *Sandbox
 	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
 	PermissionMode string
 	// OfferBypass offers bypass among the choices of the mode picker (the
@@ -200,7 +203,7 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: a.models.AnyImages()},
 			// Additional directories are roots like the cwd (containment,
 			// permissions); Zed sends them only when this is advertised.
-			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, AdditionalDirectories: &acp.Empty{}, Fork: &acp.Empty{},
+			SessionCapabilities: acp.SessionCapabilities{Close: &acp.Empty{}, AdditionalDirectories: &acp.Empty{}, Fork: &acp.Empty{}, Rewind: &acp.Empty{},
 				SystemPrompt: &acp.SystemPromptCaps{Mode: &acp.SystemPromptModeCaps{Override: &acp.Empty{}}}},
 			McpCapabilities: acp.McpCapabilities{HTTP: true, SSE: true}, // stdio is a given
 		},
@@ -208,6 +211,12 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 		// Steering is an extension outside the schema: clients read this
 		// and never probe (steer.go).
 		Meta: acp.Meta{"steering": map[string]any{"supported": true}},
+	}
+	if req.ClientCapabilities.AIR() {
+		// The JetBrains AIR extensions, to a client that declared them:
+		// rewinding the conversation and the files (rewind.go).
+		resp.Meta["jetbrains"] = map[string]any{"air": map[string]any{"version": 1,
+			"capabilities": []string{acp.AIRRewind, acp.AIRRewindFiles}}}
 	}
 	if a.o.Logout != nil {
 		resp.AgentCapabilities.Auth.Logout = &acp.Empty{}

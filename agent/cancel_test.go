@@ -79,7 +79,7 @@ func TestCancelledLoadLeavesNothingHalfDone(t *testing.T) {
 		t.Fatalf("load after the cancelled one: %v", err)
 	}
 	var users []string
-	for _, u := range c.since(n) {
+	for _, u := range content(c.since(n)) {
 		for _, p := range []string{"first", "second"} {
 			if u == userChunk(id, p) {
 				users = append(users, p)

@@ -48,6 +48,8 @@ type commandEnv struct {
 	// call runs a call the session makes itself (not the model) through
 	// the pipeline, as a card of its own; the recorder names it from want.
 	call func(ctx context.Context, want, tool string, args json.RawMessage) registry.Result
+	// rewind takes back earlier prompts (rewindcmd.go).
+	rewind *rewinds
 }
 
 // commands is the catalog, in the order /help lists it.
@@ -63,6 +65,8 @@ func init() {
 		{session.Command{Name: "model", Description: "Show or choose the model", Hint: "model id"}, cmdModel},
 		{session.Command{Name: "tools", Description: "List the tools the model can call"}, cmdTools},
 		{session.Command{Name: "jobs", Description: "List the background jobs the model started in this session"}, cmdJobs},
+		{session.Command{Name: "rewind", Description: "Take back a prompt and everything after it, in the conversation and in the files the agent changed; without a number, list the prompts", Hint: "N [conversation] (optional)"}, cmdRewind},
+		{session.Command{Name: "undo", Description: "Take back the last prompt and what the agent did after it (/rewind of the last prompt)"}, cmdUndo},
 		{session.Command{Name: "permissions", Description: "List the permission rules and hooks in effect and where each comes from; remove a remembered rule", Hint: "remove N (optional)"}, cmdPermissions},
 	}
 }
@@ -134,6 +138,7 @@ func parseCommand(text string) (name, arg string, ok bool) {
 // model loop; the first exchange names the session.
 func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *acp.Error) {
 	if name, arg, ok := parseCommand(text); ok {
+		ctx = s.sbx.confine(ctx, s.status) // what a command runs is confined (sandbox.go)
 		for _, c := range commands {
 			if c.Name == name {
 				return c.run(ctx, &commandEnv{cwd: s.cwd, modelHint: s.a.o.ModelHint, notice: s.notice,
@@ -149,7 +154,7 @@ func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *
 					call: func(ctx context.Context, want, tool string, args json.RawMessage) registry.Result {
 						id := s.calls.ids(want)[0] // a call of its own, not the model's (registry/callid.go)
 						return s.runTools(ctx, []model.ToolCall{{ID: id, Name: tool, Arguments: args}})[0]
-					}}, arg), nil
+					}, rewind: s.rewindsFor()}, arg), nil
 			}
 		}
 		s.notice(ctx, fmt.Sprintf("Unknown command `/%s`. %s", name, commandList()))

@@ -206,7 +206,7 @@ func TestNewSessionControls(t *testing.T) {
 	for _, cmd := range cmds[0].AvailableCommands {
 		names = append(names, cmd.Name)
 	}
-	if got := strings.Join(names, " "); got != "help clear compact init mode model tools jobs permissions" {
+	if got := strings.Join(names, " "); got != "help clear compact init mode model tools jobs rewind undo permissions" {
 		t.Errorf("commands = %s", got)
 	}
 

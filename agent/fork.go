@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"path/filepath"
+	"slices"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -24,6 +25,10 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	at, err := acp.ForkPoint(req.Meta) // a fork at a message (rewindv2.go)
+	if err != nil {
+		return nil, err
+	}
 	evs, dirs, err := a.forkSource(req.SessionID)
 	if err != nil {
 		return nil, err
@@ -41,7 +46,22 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 	caps := a.caps
 	a.mu.Unlock()
 	id := a.o.NewID()
-	s := newSession(a, id, roots, caps, a.newLog(id, roots), false)
+	// The log is made once the fork point is found: a point that is not
+	// there leaves no session behind.
+	s := newSession(a, id, roots, caps, session.NewLog(a.o.Now), false)
+	if at != nil {
+		// The fork keeps the history up to the message named and the rest
+		// of its turn: the source's log up to the next prompt.
+		before, _, err := s.cutAfter(evs, at)
+		if err != nil {
+			s.close(registry.ErrShutdown)
+			return nil, err
+		}
+		if before > 0 {
+			evs = evs[:slices.IndexFunc(evs, func(ev session.Event) bool { return ev.Seq == before })]
+		}
+	}
+	s.log = a.newLog(id, roots)
 	// The fork's log starts with the source's events, folded as a load
 	// folds them: the same state. The editor is sent none of them: a fork
 	// answers like session/new, and the client has the conversation.

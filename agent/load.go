@@ -249,6 +249,7 @@ func (s *conversation) replay(ctx context.Context, from int64) error {
 // reflected in the UI"; Zed truncates unless a tool call completed), and
 // the model's context drops the turn too (state.apply, TurnEnd). What is
 // not transcript (controls, title, plan, usage) is replayed as it came.
+// What a rewind took back is left out too (its transcript and plans).
 func hiddenOnReplay(evs []session.Event, tools mapping.Tools) map[int]bool {
 	var void map[int]bool
 	hide := func(i int) {
@@ -281,6 +282,18 @@ func hiddenOnReplay(evs []session.Event, tools mapping.Tools) map[int]bool {
 				}
 			}
 			turnFrom = -1
+		case session.Rewind:
+			// What a rewind took back leaves the thread as it left the
+			// model's context (rewind.go): the editor that asked removed it.
+			until := p.Until
+			if until == 0 {
+				until = ev.Seq
+			}
+			for j := i - 1; j >= 0 && evs[j].Seq >= p.Before; j-- {
+				if evs[j].Seq < until && rewound(evs[j].Payload) {
+					hide(j)
+				}
+			}
 		case session.AttemptAbandoned:
 		back:
 			for j := i - 1; j >= 0; j-- {
@@ -306,6 +319,13 @@ func keptTurn(turn []session.Event, succeeded []string, tools mapping.Tools) boo
 		}
 	}
 	return false
+}
+
+// rewound reports whether a replay leaves an event out when a rewind took
+// it back: the transcript, and the plan its turns made.
+func rewound(p session.Payload) bool {
+	_, plan := p.(session.Plan)
+	return plan || transcript(p)
 }
 
 // transcript reports whether an event is part of what the thread shows of

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -179,11 +180,22 @@ func (e *stEnv) prompt(a *Agent, c *stClient, id, text string) []string {
 // content drops the updates that announce the agent's current offer
 // (available commands) rather than what happened in the session: they are
 // sent after session/new and session/load alike, and are not history.
+// content is what a thread shows of updates: without the command
+// catalog, and with the user's messages as the client sent them (live, the
+// client has no id for them; a replay names each: TestMessageIDs).
 func content(us []string) []string {
-	return slices.DeleteFunc(slices.Clone(us), func(u string) bool {
+	out := slices.DeleteFunc(slices.Clone(us), func(u string) bool {
 		return strings.Contains(u, `"sessionUpdate":"available_commands_update"`)
 	})
+	for i, u := range out {
+		if strings.Contains(u, `"sessionUpdate":"user_message_chunk"`) {
+			out[i] = userID.ReplaceAllString(u, "")
+		}
+	}
+	return out
 }
+
+var userID = regexp.MustCompile(`,"messageId":"user-\d+"`)
 
 func userChunk(id, text string) string {
 	b, _ := json.Marshal(acp.SessionNotification{SessionID: id, Update: acp.UserMessageChunk{Content: acp.TextBlock(text)}})

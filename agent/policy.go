@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -242,6 +243,19 @@ func (p *userPolicy) guard(_ context.Context, _ *registry.Def, c *registry.Call)
 	return ""
 }
 
+// CheckRule is what the rules in effect say of a call of tool with args
+// (registry.RuleChecker): web_fetch asks it about each redirect hop, and
+// whether the user's own rule names a host it may reach at a private
+// address. Only the rules: hooks judge the call the model made, once.
+func (p *userPolicy) CheckRule(tool string, args json.RawMessage) registry.RuleVerdict {
+	r, ok := p.current().rules.DecideCall(tool, args, p.cwd)
+	if !ok {
+		return registry.RuleVerdict{}
+	}
+	return registry.RuleVerdict{Effect: string(r.Effect), Rule: r.String(),
+		Written: r.Specific() && r.Source.Kind != "remembered"}
+}
+
 // refusedCodes are results of calls that never ran: PostToolUse hooks are
 // about what a tool did.
 var refusedCodes = []string{registry.CodeDenied, registry.CodeRejected, registry.CodeApprovalCancelled,
@@ -275,13 +289,14 @@ func (p *userPolicy) post(ctx context.Context, _ *registry.Def, c *registry.Call
 	return dec
 }
 
-// timeout is a tool's limit: the configured one (the tool's, else its MCP
-// server's), else the tool's own.
-func (p *userPolicy) timeout(d *registry.Def) time.Duration {
-	if t := p.current().pol.Timeout(d.Name); t > 0 {
-		return t
+// timeout is a tool's limit and where it was set: the configured one (the
+// tool's, else its MCP server's, named by its key and file), else the
+// tool's own.
+func (p *userPolicy) timeout(d *registry.Def) (time.Duration, string) {
+	if l := p.current().pol.Timeout(d.Name); l.D > 0 {
+		return l.D, l.Where
 	}
-	return d.Timeout
+	return d.Timeout, fmt.Sprintf("the %s tool's own limit", d.Name)
 }
 
 // promptSubmitted runs the UserPromptSubmit hooks: blocked is why the

@@ -109,7 +109,7 @@ func TestMCPServerTimeoutAndRule(t *testing.T) {
 			read[msg.ToolCallID] = msg.Content
 		}
 	}
-	for id, want := range map[string]string{"call_1": "timed out after 300ms", "call_2": "deny rule `mcp__srv__fail`", "call_3": "still here"} {
+	for id, want := range map[string]string{"call_1": "timed out, stopped after 300ms: timeouts.mcp__srv in config.yaml", "call_2": "deny rule `mcp__srv__fail`", "call_3": "still here"} {
 		if !strings.Contains(read[id], want) {
 			t.Errorf("%s: the model read %q, want %q in it", id, read[id], want)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -49,6 +50,11 @@ type state struct {
 	// ones unique against them (calls.go).
 	ids map[string]bool
 
+	// prompts are the user's messages still in the conversation (not
+	// rewound), oldest first, each with the context as it was when it
+	// arrived: a rewind goes back to one of them (rewind.go).
+	prompts []promptMark
+
 	// offered reports whether a model id is one this agent offers; a
 	// stored choice of a model no longer configured keeps the default.
 	offered func(id string) bool
@@ -60,6 +66,9 @@ type ctlState struct {
 	model  string        // a ModelChoice ID; "" when the agent has no models
 	tools  codemode.Mode // the tools mode
 	effort string        // the reasoning effort chosen, "" for the model's default
+	// sandbox is the sandbox mode of the session's commands, "" when the
+	// agent has no sandbox (agent/sandbox.go).
+	sandbox sandbox.Mode
 	// manualCompact and hideThoughts are the auto_compact and
 	// show_thoughts switches, off (both are on by default).
 	manualCompact bool
@@ -77,6 +86,9 @@ func (st *state) apply(ev session.Event) {
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
 		st.prompt = &model.Message{Role: model.RoleUser, Content: p.Text, Images: promptImages(p)}
+		st.prompts = append(st.prompts, promptMark{seq: ev.Seq, msg: p, history: st.history, gen: st.histGen})
+	case session.Rewind:
+		st.rewind(p)
 	case session.UserContext:
 		// The prompt enters the model's context (session.go, run).
 		msg := model.Message{Role: model.RoleUser}
@@ -85,6 +97,9 @@ func (st *state) apply(ev session.Event) {
 		}
 		if st.inTurn != 0 && st.turnFrom < 0 {
 			st.turnFrom = len(st.history)
+		}
+		if n := len(st.prompts); n > 0 {
+			st.prompts[n-1].entered = true
 		}
 		st.history = append(st.history, msg)
 		if len(p.Context) > 0 {
@@ -179,6 +194,9 @@ func (st *state) apply(ev session.Event) {
 		}
 		if p.Effort != "" {
 			st.ctl.effort = p.Effort
+		}
+		if m, err := sandbox.ParseMode(p.Sandbox); err == nil && st.ctl.sandbox != "" {
+			st.ctl.sandbox = m // only where the agent has a sandbox (the default set it)
 		}
 		if m, err := codemode.ParseMode(p.Tools); err == nil && p.Tools != "" {
 			st.ctl.tools = m // a mode this build does not know keeps the one before

@@ -74,6 +74,9 @@ type Translator struct {
 	// hideThoughts: the show_thoughts switch is off (the last controls
 	// said so), so reasoning stays in the log and out of the thread.
 	hideThoughts bool
+	// text and thought are the ids of the agent message and thought being
+	// streamed ("" between messages; messageids.go).
+	text, thought string
 }
 
 // call is what the translator remembers about one card.
@@ -130,10 +133,11 @@ func New(tools Tools, o Options) *Translator {
 
 // user is the user's own message, which a replay sends back; live, the
 // editor has it already.
-func (t *Translator) user(p session.UserMessage) []acp.Update {
+func (t *Translator) user(seq int64, p session.UserMessage) []acp.Update {
 	if !t.o.Replay {
 		return nil
 	}
+	id := UserMessageID(seq, p)
 	blocks, ok := p.PromptBlocks() // decoded once for the fold and here (session.WithBlocks)
 	if !ok {
 		blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
@@ -148,19 +152,25 @@ func (t *Translator) user(p session.UserMessage) []acp.Update {
 			out[len(out)-1] = prev
 			continue
 		}
-		out = append(out, acp.UserMessageChunk{Content: b})
+		out = append(out, acp.UserMessageChunk{Content: b, MessageID: id})
 	}
 	return out
 }
 
-// Translate turns one event into the updates the editor should see, in order.
+// Translate turns one event into the updates the editor should see, in
+// order; every message chunk names its message (messageids.go).
 func (t *Translator) Translate(ev session.Event) []acp.Update {
+	t.boundary(ev.Payload)
+	return t.withIDs(ev.Seq, t.translate(ev))
+}
+
+func (t *Translator) translate(ev session.Event) []acp.Update {
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
-		return t.user(p)
+		return t.user(ev.Seq, p)
 	case session.UserSteer:
 		// The client showed it when the user sent it, as it shows a prompt.
-		return t.user(session.UserMessage(p))
+		return t.user(ev.Seq, session.UserMessage(p))
 	case session.AssistantChunk:
 		if p.Text == "" {
 			return nil

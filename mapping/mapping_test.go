@@ -45,6 +45,7 @@ type termMeta struct {
 	ExitCode  *int   `json:"exit_code"`
 	Signal    string `json:"signal,omitempty"`
 	TimedOut  bool   `json:"timed_out,omitempty"`
+	Stopped   string `json:"stopped,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
@@ -82,7 +83,7 @@ func testTools(t *testing.T) toolSet {
 				return nil
 			}
 			return registry.TerminalCard{Command: in.Command, Output: m.Output, ExitCode: m.ExitCode,
-				Signal: m.Signal, TimedOut: m.TimedOut, Truncated: m.Truncated}
+				Signal: m.Signal, TimedOut: m.TimedOut, Stopped: m.Stopped, Truncated: m.Truncated}
 		},
 	})
 	define(t, ts, registry.Tool[pathArgs, string]{Name: "edit",
@@ -391,6 +392,27 @@ func TestCards(t *testing.T) {
 			want: []string{
 				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"sleep 9"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
 				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":[{"type":"content","content":{"type":"text","text":"x"}}],"_meta":{"terminal_exit":{"exit_code":null,"signal":"SIGTERM","terminal_id":"t1"}}}`,
+			},
+		},
+		{
+			name: "terminal, convention on, stopped by a limit: which limit, and where it is set, written into the terminal before the exit",
+			o:    on,
+			evs: []session.Event{evCall("t1", "term", `{"command":"sleep 9"}`),
+				evResult("t1", withMeta(ok("x"), termMeta{ExitCode: intp(-1), Signal: "SIGTERM", TimedOut: true, Stopped: "timed out, stopped after 1s: timeouts.bash in /c.yaml"}))},
+			want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"terminal","terminalId":"t1"}],"rawInput":{"command":"sleep 9"},"_meta":{"terminal_info":{"cwd":"/work/proj","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","_meta":{"terminal_output":{"data":"\n[timed out, stopped after 1s: timeouts.bash in /c.yaml]\n","terminal_id":"t1"}}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","rawOutput":[{"type":"content","content":{"type":"text","text":"x"}}],"_meta":{"terminal_exit":{"exit_code":null,"signal":"SIGTERM","terminal_id":"t1"}}}`,
+			},
+		},
+		{
+			name: "terminal, convention off, stopped by a limit: the exit line names it",
+			o:    off,
+			evs: []session.Event{evCall("t1", "term", `{"command":"sleep 9"}`),
+				evResult("t1", withMeta(ok("x"), termMeta{Output: "so far\n", ExitCode: intp(-1), Signal: "SIGTERM", TimedOut: true, Stopped: "timed out, stopped after 1s: timeouts.bash in /c.yaml"}))},
+			want: []string{
+				`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"sleep 9","name":"term","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"runs it"}}],"rawInput":{"command":"sleep 9"}}`,
+				`{"sessionUpdate":"tool_call_update","toolCallId":"t1","name":"term","status":"failed","content":[{"type":"content","content":{"type":"text","text":"runs it"}},{"type":"content","content":{"type":"text","text":"` + "```" + `console\nso far\n[timed out, stopped after 1s: timeouts.bash in /c.yaml]\n` + "```" + `"}}],"rawOutput":[{"type":"content","content":{"type":"text","text":"x"}}]}`,
 			},
 		},
 		{

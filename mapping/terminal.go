@@ -127,6 +127,11 @@ func (t *Translator) terminalResult(id string, c *call, v registry.TerminalCard,
 	if !c.streamed && v.Output != "" {
 		ups = outputUpdates(id, c.name, t.outputKey(), strings.ToValidUTF8(v.Output, "\uFFFD"))
 	}
+	if v.Stopped != "" {
+		// The terminal's exit shows only the signal; which limit sent it,
+		// and where that is set, goes into the terminal before it closes.
+		ups = append(ups, outputUpdates(id, c.name, t.outputKey(), "\n"+exitLine(v)+"\n")...)
+	}
 	u.Meta = acp.Meta{"terminal_exit": map[string]any{"terminal_id": id, "exit_code": exit, "signal": signal}}
 	return append(ups, u)
 }
@@ -175,6 +180,8 @@ func (t *Translator) terminalFailure(id string, c *call, view registry.View, r r
 // (a terminal card shows it in its header instead).
 func exitLine(v registry.TerminalCard) string {
 	switch {
+	case v.Stopped != "":
+		return "[" + v.Stopped + "]"
 	case v.TimedOut:
 		return "[timed out]"
 	case v.Signal != "":

@@ -53,10 +53,11 @@ type Translator struct {
 	// lastStop is the stop reason of the last idle, for a resume's snapshot.
 	lastStop acp.StopReason
 	next     int64 // the log position after the last event seen
-	// The message being streamed of each kind ("" between messages).
-	text, thought string
-	replay        bool
-	commands      map[string]string // terminal id -> its command (the card's title)
+	// messages are the ids of the messages sent, where each began, for
+	// history_truncated's last message kept.
+	messages []message
+	replay   bool
+	commands map[string]string // terminal id -> its command (the card's title)
 }
 
 // New returns a v2 translator for one session. o is read as mapping reads
@@ -101,19 +102,22 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 	}
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
-		t.endMessages()
 		return []acp.Update{t.user(ev.Seq, p)}
+	case session.Rewind:
+		last := t.truncate(p)
+		if t.replay {
+			return nil // a replay leaves the rewound messages out (agent/load.go)
+		}
+		return []acp.Update{acp.V2HistoryTruncated{LastMessageID: last}}
 	case session.UserSteer:
 		if !t.replay {
 			return nil // the client showed it when the user sent it
 		}
 		return []acp.Update{t.user(ev.Seq, session.UserMessage(p))}
 	case session.TurnStart:
-		t.endMessages()
 		t.state = acp.StateRunning
 		return []acp.Update{acp.V2StateUpdate{State: acp.StateRunning}}
 	case session.TurnEnd:
-		t.endMessages()
 		t.state = acp.StateIdle
 		u := acp.V2StateUpdate{State: acp.StateIdle, StopReason: acp.StopReason(p.StopReason),
 			Meta: acp.Meta{acp.MetaReplayFrom: acp.ReplayCursor(ev.Seq + 1)}}
@@ -126,10 +130,6 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 		}
 		t.lastStop = u.StopReason
 		return []acp.Update{u}
-	case session.AssistantMessage:
-		defer t.endMessages() // the next response is another message
-	case session.ToolCall:
-		t.endMessages()
 	case session.ToolStatus:
 		var out []acp.Update
 		switch {
@@ -152,16 +152,44 @@ func (t *Translator) Translate(ev session.Event) []acp.Update {
 	return t.convert(ev.Seq, t.v1.Translate(ev))
 }
 
-func (t *Translator) endMessages() { t.text, t.thought = "", "" }
+// message is a message sent: its id and the log position it began at.
+type message struct {
+	seq int64
+	id  string
+}
+
+// began notes a message's id the first time it is sent.
+func (t *Translator) began(seq int64, id string) {
+	if n := len(t.messages); n == 0 || t.messages[n-1].id != id {
+		t.messages = append(t.messages, message{seq, id})
+	}
+}
+
+// truncate forgets the messages a rewind took back and returns the id of
+// the last one kept before them.
+func (t *Translator) truncate(p session.Rewind) string {
+	last := ""
+	kept := t.messages[:0]
+	for _, m := range t.messages {
+		switch {
+		case m.seq < p.Before:
+			last = m.id
+		case p.Until > 0 && m.seq >= p.Until:
+		default:
+			continue
+		}
+		kept = append(kept, m)
+	}
+	t.messages = kept
+	return last
+}
 
 // user is a user message upsert; id is the one session/prompt answered
 // with, or (a log written before v2, a steered message) one made of the
 // log position.
 func (t *Translator) user(seq int64, p session.UserMessage) acp.Update {
-	id := p.MessageID
-	if id == "" {
-		id = fmt.Sprintf("user-%d", seq)
-	}
+	id := mapping.UserMessageID(seq, p)
+	t.began(seq, id)
 	blocks, ok := p.PromptBlocks()
 	if !ok {
 		blocks = []acp.ContentBlock{acp.TextBlock(p.Text)}
@@ -179,21 +207,11 @@ func (t *Translator) convert(seq int64, ups []acp.Update) []acp.Update {
 		switch u := u.(type) {
 		case acp.UserMessageChunk:
 			// Sent by user above, never from mapping's chunks.
-		case acp.AgentMessageChunk:
-			if u.MessageID == "" {
-				if t.text == "" {
-					t.text = fmt.Sprintf("agent-%d", seq)
-				}
-				u.MessageID = t.text
-			}
+		case acp.AgentMessageChunk: // named by mapping (messageids.go)
+			t.began(seq, u.MessageID)
 			out = append(out, u)
 		case acp.AgentThoughtChunk:
-			if u.MessageID == "" {
-				if t.thought == "" {
-					t.thought = fmt.Sprintf("thought-%d", seq)
-				}
-				u.MessageID = t.thought
-			}
+			t.began(seq, u.MessageID)
 			out = append(out, u)
 		case acp.ToolCall:
 			out = append(out, t.toolCall(u)...)

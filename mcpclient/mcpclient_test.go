@@ -330,7 +330,7 @@ func TestCallTimeout(t *testing.T) {
 	start := time.Now()
 	// The server sleeps 3 s (the test server's cleanup waits for it).
 	r := p.Execute(t.Context(), slow, &registry.Call{ID: "c1", Name: slow.Name, Args: json.RawMessage(`{"ms":3000}`)})
-	if r.Code != "TOOL_TIMEOUT" || !strings.Contains(r.Text(), "timed out after 200ms") {
+	if r.Code != "TOOL_TIMEOUT" || !strings.Contains(r.Text(), "timed out, stopped after 200ms: the mcp__remote__slow tool's own limit") {
 		t.Fatalf("result %+v", r)
 	}
 	if took := time.Since(start); took > 2*time.Second {

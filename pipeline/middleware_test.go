@@ -20,7 +20,7 @@ func TestTimeoutMiddleware(t *testing.T) {
 		code    string
 	}{
 		{name: "fast enough", timeout: time.Second, work: time.Millisecond, text: "done"},
-		{name: "times out", timeout: 250 * time.Millisecond, work: time.Hour, text: "Error: tool call timed out after 250ms", code: "TOOL_TIMEOUT"},
+		{name: "times out", timeout: 250 * time.Millisecond, work: time.Hour, text: "Error: tool call timed out, stopped after 250ms: the t tool's own limit", code: "TOOL_TIMEOUT"},
 		// The bubble's fake clock lets a body run its full hour instantly.
 		{name: "no timeout declared", work: time.Hour, text: "done"},
 		{name: "the caller cancels first", timeout: time.Hour, work: time.Hour, parent: time.Second, text: "Error: tool call aborted", code: "ABORTED"},

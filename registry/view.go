@@ -29,7 +29,11 @@ type TerminalCard struct {
 	ExitCode    *int
 	Signal      string
 	TimedOut    bool
-	Truncated   bool
+	// Stopped says which time limit stopped the command and where it was
+	// set (registry.StoppedAfter), shown with the exit status; "" when no
+	// limit did, or the result predates it.
+	Stopped   string
+	Truncated bool
 }
 
 // FileDiff is one file's change: OldText nil for a new file.

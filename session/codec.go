@@ -38,6 +38,8 @@ func (Compaction) EventType() string       { return TypeCompaction }
 func (CompactionChunk) EventType() string  { return TypeCompactionChunk }
 func (Prune) EventType() string            { return TypePrune }
 func (ClientPrompt) EventType() string     { return TypeClientPrompt }
+func (Rewind) EventType() string           { return TypeRewind }
+func (FilesRestored) EventType() string    { return TypeFilesRestored }
 
 func (UserMessage) sealed()      {}
 func (UserContext) sealed()      {}
@@ -65,6 +67,8 @@ func (Compaction) sealed()       {}
 func (CompactionChunk) sealed()  {}
 func (Prune) sealed()            {}
 func (ClientPrompt) sealed()     {}
+func (Rewind) sealed()           {}
+func (FilesRestored) sealed()    {}
 
 // decoders read the payload of each event type a log may hold. A new
 // persisted event type goes here (TestEveryEventTypeIsKnown fails until it
@@ -96,6 +100,8 @@ var decoders = map[string]func([]byte) (Payload, error){
 	TypeClientPrompt:     decode[ClientPrompt],
 	TypeJobStart:         decode[JobStart],
 	TypeJobEnd:           decode[JobEnd],
+	TypeRewind:           decode[Rewind],
+	TypeFilesRestored:    decode[FilesRestored],
 }
 
 func decode[T Payload](data []byte) (Payload, error) {

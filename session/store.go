@@ -62,7 +62,8 @@ type Header struct {
 // boundary, which bounds the cost of a streamed answer to one sync a turn.
 func syncAfter(typ string) bool {
 	switch typ {
-	case TypeUserMessage, TypeTurnStart, TypeTurnEnd, TypeToolResult:
+	case TypeUserMessage, TypeTurnStart, TypeTurnEnd, TypeToolResult, TypeRewind, TypeFilesRestored:
+		// A rewind is answered only once it is durable (agent/rewind.go).
 		return true
 	}
 	return false

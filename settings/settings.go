@@ -26,6 +26,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/hooks"
 	"github.com/acp-bridge/acp-bridge/rules"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // ProjectFile is where a project keeps its settings, relative to its root.
@@ -39,6 +40,16 @@ type Section struct {
 	Hooks map[string][]HookSpec `yaml:"hooks"`
 	// Timeouts by tool name, or MCP server (mcp__server), as durations.
 	Timeouts map[string]string `yaml:"timeouts"`
+	// Sandbox is a project's sandbox settings, which only tighten the
+	// user's: a stricter mode, the network off (the user's own are in
+	// their config file, cmd/acp-bridge).
+	Sandbox SandboxSpec `yaml:"sandbox"`
+}
+
+// SandboxSpec is a project's sandbox settings as written.
+type SandboxSpec struct {
+	Mode    string `yaml:"mode"`    // workspace-write or read-only ("off" tightens nothing)
+	Network *bool  `yaml:"network"` // false turns the network off; true adds nothing
 }
 
 // Permissions are rule strings by effect.
@@ -58,14 +69,26 @@ type HookSpec struct {
 // Empty reports whether the section says nothing.
 func (s Section) Empty() bool {
 	p := s.Permissions
-	return len(p.Allow)+len(p.Ask)+len(p.Deny)+len(s.Hooks)+len(s.Timeouts) == 0
+	return len(p.Allow)+len(p.Ask)+len(p.Deny)+len(s.Hooks)+len(s.Timeouts) == 0 && s.Sandbox == (SandboxSpec{})
 }
 
 // Policy is a compiled section, or several merged.
 type Policy struct {
 	Rules    rules.Set
 	Hooks    hooks.Set
-	Timeouts map[string]time.Duration
+	Timeouts map[string]Limit
+	// SandboxMode is the least a command is confined ("" for no floor),
+	// and NoNetwork turns the sandbox's network off whatever the user
+	// allowed: what a project asks for (it only tightens).
+	SandboxMode sandbox.Mode
+	NoNetwork   bool
+}
+
+// Limit is a configured timeout and where it was set, so a call it stops
+// can name the setting: "timeouts.bash in /home/u/.config/acp-bridge/config.yaml".
+type Limit struct {
+	D     time.Duration
+	Where string
 }
 
 // Compile checks a section and compiles it; every problem is reported, each
@@ -117,20 +140,36 @@ func (s Section) Compile(src rules.Source, root string) (Policy, []error) {
 			continue
 		}
 		if p.Timeouts == nil {
-			p.Timeouts = map[string]time.Duration{}
+			p.Timeouts = map[string]Limit{}
 		}
-		p.Timeouts[strings.ToLower(name)] = d
+		where := "timeouts." + name
+		if src.Path != "" {
+			where += " in " + src.Path
+		}
+		p.Timeouts[strings.ToLower(name)] = Limit{D: d, Where: where}
 	}
+	if s.Sandbox.Mode != "" {
+		if m, err := sandbox.ParseMode(s.Sandbox.Mode); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox.mode: %v", err))
+		} else {
+			p.SandboxMode = m
+		}
+	}
+	p.NoNetwork = s.Sandbox.Network != nil && !*s.Sandbox.Network
 	return p, errs
 }
 
 // Merge adds q after p: rules and hooks of both (the user's hooks run
 // first), q's timeouts over p's.
 func (p Policy) Merge(q Policy) Policy {
-	out := Policy{Rules: append(slices.Clip(p.Rules), q.Rules...), Hooks: append(slices.Clip(p.Hooks), q.Hooks...)}
+	out := Policy{Rules: append(slices.Clip(p.Rules), q.Rules...), Hooks: append(slices.Clip(p.Hooks), q.Hooks...),
+		SandboxMode: p.SandboxMode, NoNetwork: p.NoNetwork || q.NoNetwork}
+	if q.SandboxMode.Rank() > out.SandboxMode.Rank() {
+		out.SandboxMode = q.SandboxMode // the tighter one
+	}
 	if len(p.Timeouts)+len(q.Timeouts) > 0 {
-		out.Timeouts = map[string]time.Duration{}
-		for _, m := range []map[string]time.Duration{p.Timeouts, q.Timeouts} {
+		out.Timeouts = map[string]Limit{}
+		for _, m := range []map[string]Limit{p.Timeouts, q.Timeouts} {
 			for k, v := range m {
 				out.Timeouts[k] = v
 			}
@@ -140,8 +179,8 @@ func (p Policy) Merge(q Policy) Policy {
 }
 
 // Timeout is the configured timeout of a tool: its own, else its MCP
-// server's (mcp__server for mcp__server__tool); 0 when none is set.
-func (p Policy) Timeout(tool string) time.Duration {
+// server's (mcp__server for mcp__server__tool); zero when none is set.
+func (p Policy) Timeout(tool string) Limit {
 	tool = strings.ToLower(tool)
 	if d, ok := p.Timeouts[tool]; ok {
 		return d
@@ -151,7 +190,7 @@ func (p Policy) Timeout(tool string) time.Duration {
 			return p.Timeouts["mcp__"+server]
 		}
 	}
-	return 0
+	return Limit{}
 }
 
 // Project is a project's settings file, read.

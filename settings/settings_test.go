@@ -33,7 +33,7 @@ timeouts:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, errs := s.Compile(rules.Source{Kind: "user"}, "/w")
+	p, errs := s.Compile(rules.Source{Kind: "user", Path: "/home/u/.config/acp-bridge/config.yaml"}, "/w")
 	var got []string
 	for _, e := range errs {
 		got = append(got, e.Error())
@@ -50,10 +50,12 @@ timeouts:
 	if len(p.Rules) != 2 || len(p.Hooks) != 1 || p.Hooks[0].Timeout != 5*time.Second {
 		t.Errorf("compiled %d rules, hooks %+v", len(p.Rules), p.Hooks)
 	}
-	for tool, want := range map[string]time.Duration{"bash": 2 * time.Minute, "Bash": 2 * time.Minute,
-		"mcp__github__search": 30 * time.Second, "mcp__gitlab__x": 0, "read": 0} {
+	// Each limit names where it was set, so a call it stops can say so.
+	const in = " in /home/u/.config/acp-bridge/config.yaml"
+	for tool, want := range map[string]Limit{"bash": {2 * time.Minute, "timeouts.bash" + in}, "Bash": {2 * time.Minute, "timeouts.bash" + in},
+		"mcp__github__search": {30 * time.Second, "timeouts.mcp__github" + in}, "mcp__gitlab__x": {}, "read": {}} {
 		if got := p.Timeout(tool); got != want {
-			t.Errorf("Timeout(%s) = %s, want %s", tool, got, want)
+			t.Errorf("Timeout(%s) = %+v, want %+v", tool, got, want)
 		}
 	}
 }

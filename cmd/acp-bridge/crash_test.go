@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -172,6 +173,33 @@ func writeScript(t *testing.T, dir, name string, responses ...string) string {
 	return p
 }
 
+// statuses is the last status the client was shown for each of the
+// calls ids.
+func (c *sdkClient) statuses(ids ...string) map[string]sdk.ToolCallStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]sdk.ToolCallStatus{}
+	for _, n := range c.updates {
+		for _, id := range ids {
+			if st, ok := toolStatus(n.Update, id); ok {
+				out[id] = st
+			}
+		}
+	}
+	return out
+}
+
+// completed is the calls among ids the client was shown completed.
+func (c *sdkClient) completed(ids ...string) map[string]bool {
+	out := map[string]bool{}
+	for id, st := range c.statuses(ids...) {
+		if st == sdk.ToolCallStatusCompleted {
+			out[id] = true
+		}
+	}
+	return out
+}
+
 func toolStatus(u sdk.SessionUpdate, id string) (sdk.ToolCallStatus, bool) {
 	switch {
 	case u.ToolCall != nil && string(u.ToolCall.ToolCallId) == id:
@@ -187,6 +215,25 @@ func toolStatus(u sdk.SessionUpdate, id string) (sdk.ToolCallStatus, bool) {
 // with an independent client: everything the first process showed comes
 // back, in order; the interrupted call ends failed; and the conversation
 // goes on.
+var replayedUserID = regexp.MustCompile(`"messageId":"user-\d+",`)
+
+// withoutUserIDs is a replay without the ids of the user's messages, to
+// compare with what the client saw live (it had no id for its own
+// messages); each must have one. The agent's messages carry the same ids
+// as live, in a new process too.
+func withoutUserIDs(t *testing.T, lines []string) []string {
+	t.Helper()
+	for i, l := range lines {
+		if strings.Contains(l, `"sessionUpdate":"user_message_chunk"`) {
+			if !strings.Contains(l, `"messageId":"user-`) {
+				t.Errorf("a replayed user message has no id: %s", l)
+			}
+			lines[i] = replayedUserID.ReplaceAllString(l, "")
+		}
+	}
+	return lines
+}
+
 func TestCrashThenLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -260,7 +307,7 @@ func TestCrashThenLoad(t *testing.T) {
 	if _, err := b2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: work, McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	replay := b2.client.wire(t)
+	replay := withoutUserIDs(t, b2.client.wire(t))
 
 	// The replay is the live stream with the user's prompts before each
 	// turn, then the endings the crash prevented.
@@ -275,16 +322,7 @@ func TestCrashThenLoad(t *testing.T) {
 		t.Fatalf("the replay does not bring back what the first process showed:\nlive+prompts:\n%s\nreplay:\n%s",
 			strings.Join(want, "\n"), strings.Join(replay, "\n"))
 	}
-	final := map[string]sdk.ToolCallStatus{}
-	b2.client.mu.Lock()
-	for _, n := range b2.client.updates {
-		for _, call := range []string{"r1", "r2"} {
-			if st, ok := toolStatus(n.Update, call); ok {
-				final[call] = st
-			}
-		}
-	}
-	b2.client.mu.Unlock()
+	final := b2.client.statuses("r1", "r2")
 	if final["r1"] != sdk.ToolCallStatusCompleted || final["r2"] != sdk.ToolCallStatusFailed {
 		t.Errorf("final statuses %v: r1 must stay completed, the interrupted r2 must end failed", final)
 	}
@@ -319,7 +357,7 @@ func TestCrashThenLoad(t *testing.T) {
 	if _, err := b3.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: work, McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	again := b3.client.wire(t)
+	again := withoutUserIDs(t, b3.client.wire(t))
 	if !slices.Equal(again[:len(replay)], replay) || len(again) <= len(replay) {
 		t.Errorf("a later load differs from the first one (%d updates, then %d)", len(replay), len(again))
 	}

@@ -37,8 +37,8 @@ func BenchmarkBinaryFileChange(b *testing.B) {
 	big := strings.Repeat("0123456789abcdef", 1<<20/16) // 1 MiB
 	cases := []struct {
 		name, file, content string // the file the call changes, and its content before
-		args                      map[string]any
-		onlyThis                  bool // the other build refuses it
+		args                map[string]any
+		onlyThis            bool // the other build refuses it
 	}{
 		{name: "write-new-1MiB", file: "new.txt", args: map[string]any{"content": big}},
 		{name: "write-over-1MiB", file: "big.txt", content: big, args: map[string]any{"content": strings.ToUpper(big)}},

@@ -242,12 +242,14 @@ func TestBinaryHangingHookIsStoppedAndReported(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	// In the workspace: a hook is sandboxed like a command.
+	work := t.TempDir()
+	pidFile := filepath.Join(work, "pid")
 	config := "hooks:\n  PreToolUse:\n    - command: \"echo $$ > " + pidFile + "; sleep 60\"\n      timeout: 500ms\n"
 	m := &oaiMock{t: t}
 	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"echo still ran"}`}), answerText("ok"))
 	c := policyBridge(t, m, t.TempDir(), config, "--permission-mode", "bypass")
-	c.prompt(c.newSession(t.TempDir()), "go")
+	c.prompt(c.newSession(work), "go")
 	if text := c.agentText(); !strings.Contains(text, "did not finish within 500ms and was stopped") {
 		t.Errorf("no report of the hook:\n%s", text)
 	}
@@ -268,20 +270,91 @@ func TestBinaryHangingHookIsStoppedAndReported(t *testing.T) {
 	}
 }
 
-func TestBinaryPerToolTimeout(t *testing.T) {
+// TestBinaryTimeoutSaysWhereItWasSet: a command stopped by its time limit
+// fails with the limit and where it was set (the config file's timeouts,
+// the project's settings file, the call's own timeout_ms), in what the
+// model reads and in what the card shows, for a client with Zed's terminal
+// and one without; never only "killed by signal: SIGTERM".
+func TestBinaryTimeoutSaysWhereItWasSet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	m := &oaiMock{t: t}
-	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"sleep 30"}`}), answerText("ok"))
-	c := policyBridge(t, m, t.TempDir(), "timeouts:\n  bash: 700ms\n", "--permission-mode", "bypass")
-	start := time.Now()
-	c.prompt(c.newSession(t.TempDir()), "wait")
-	if got := toolMessage(m.reqs[1], "call_1"); !strings.Contains(got, "timed out after 700ms") {
-		t.Errorf("the model read %q", got)
+	tests := []struct {
+		name, config, project, args string
+		where                       func(home, work string) string
+	}{
+		{"the config file", "timeouts:\n  bash: 1s\n", "", `{"command":"sleep 30"}`,
+			func(home, _ string) string {
+				return "timeouts.bash in " + filepath.Join(home, "acp-bridge", "config.yaml")
+			}},
+		{"the project settings over the config file", "timeouts:\n  bash: 5m\n", "timeouts:\n  bash: 1s\n", `{"command":"sleep 30"}`,
+			func(_, work string) string {
+				return "timeouts.bash in " + filepath.Join(work, ".acp-bridge", "settings.yaml")
+			}},
+		{"the call's timeout_ms", "", "", `{"command":"sleep 30","timeout_ms":1000}`,
+			func(_, _ string) string { return "the timeout_ms argument of this call" }},
 	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("the turn took %s: the timeout did not stop the command", d)
+	for _, tt := range tests {
+		for _, terminal := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/terminal=%v", tt.name, terminal), func(t *testing.T) {
+				home, work := t.TempDir(), t.TempDir()
+				if tt.project != "" {
+					os.MkdirAll(filepath.Join(work, ".acp-bridge"), 0o755)
+					os.WriteFile(filepath.Join(work, ".acp-bridge", "settings.yaml"), []byte(tt.project), 0o644)
+				}
+				m := &oaiMock{t: t}
+				m.steps = append(m.steps, toolCalls([2]string{"bash", tt.args}), answerText("ok"))
+				if tt.config != "" {
+					os.MkdirAll(filepath.Join(home, "acp-bridge"), 0o755)
+					os.WriteFile(filepath.Join(home, "acp-bridge", "config.yaml"), []byte(tt.config), 0o644)
+				}
+				srv := httptest.NewServer(m)
+				t.Cleanup(srv.Close)
+				stdin, sc := startBinary(t, []string{"MOCK_KEY=sk-e2e", "HOME=" + home, "XDG_CONFIG_HOME=" + home},
+					mockArgs(srv, "--retries", "0", "--permission-mode", "bypass")...)
+				c := &rpcClient{t: t, in: stdin, out: sc}
+				caps := map[string]any{}
+				if terminal {
+					caps["_meta"] = map[string]any{"terminal_output": true}
+				}
+				c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps})
+				start := time.Now()
+				c.prompt(c.newSession(work), "wait")
+				took := time.Since(start)
+				t.Logf("the turn took %s", took)
+				if took > never {
+					t.Errorf("the turn took %s: the limit did not stop the command", took)
+				}
+				want := "stopped after 1s: " + tt.where(home, work)
+				if len(m.reqs) < 2 {
+					t.Fatalf("the model was asked %d times", len(m.reqs))
+				}
+				if got := toolMessage(m.reqs[1], "call_1"); !strings.Contains(got, want) {
+					t.Errorf("the model read %q; want %q in it", got, want)
+				}
+				// What the card shows: its content and terminal data, not
+				// the rawOutput (the model's text).
+				var shown strings.Builder
+				status := ""
+				for _, u := range c.updates("tool_call_update") {
+					if u["toolCallId"] != "call_1" {
+						continue
+					}
+					if st, ok := u["status"].(string); ok {
+						status = st
+					}
+					b, _ := json.Marshal(map[string]any{"content": u["content"], "_meta": u["_meta"]})
+					shown.Write(b)
+				}
+				t.Logf("the model read %q; the card showed %s", toolMessage(m.reqs[1], "call_1"), shown.String())
+				if status != "failed" {
+					t.Errorf("the card ended %q, want failed", status)
+				}
+				if !strings.Contains(shown.String(), want) {
+					t.Errorf("the card shows %s; want %q in it", shown.String(), want)
+				}
+			})
+		}
 	}
 }
 
@@ -362,7 +435,7 @@ func TestBinaryCodeModeSubCallsPassTheRulesAndHooks(t *testing.T) {
 	work := t.TempDir()
 	victim := filepath.Join(work, "victim")
 	os.MkdirAll(victim, 0o755)
-	seen := filepath.Join(t.TempDir(), "seen")
+	seen := filepath.Join(work, "seen") // in the workspace: the hook is sandboxed
 	config := "permissions:\n  deny: [\"Bash(rm -rf:*)\"]\nhooks:\n  PreToolUse:\n    - matcher: bash\n      command: cat >> " + seen + "\n" +
 		"  PostToolUse:\n    - matcher: bash\n      command: \"echo '{\\\"additionalContext\\\":\\\"the sub-call was checked\\\"}'\"\n"
 	program := `let refused = "";
@@ -486,7 +559,9 @@ func TestBinaryReadmeRecipesWork(t *testing.T) {
 		[2]string{"bash", `{"command":"rm -rf build"}`},
 		[2]string{"bash", `{"command":"go test ./..."}`},
 	), answerText("ok"))
-	c := policyBridge(t, m, t.TempDir(), blocks[0], "--permission-mode", "accept-edits")
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".cache", "go-build"), 0o755) // the recipe's sandbox.writable
+	c := policyBridge(t, m, home, blocks[0], "--permission-mode", "accept-edits")
 	c.answer = func(p map[string]any) string {
 		if id := p["toolCall"].(map[string]any)["toolCallId"].(string); strings.HasPrefix(id, "trust-") {
 			return "trust"

@@ -63,6 +63,20 @@ func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	return p
 }
 
+// exit waits for the process to end (within never) and returns how.
+func (p *serveProc) exit(t *testing.T) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(never):
+		t.Fatalf("serve did not exit within %s", never)
+		return nil
+	}
+}
+
 // wsSession is a WebSocket client of the served binary.
 type wsSession struct {
 	t      *testing.T
@@ -84,6 +98,24 @@ func dialServe(t *testing.T, url, token string) *wsSession {
 	ws.SetReadLimit(64 << 20)
 	t.Cleanup(func() { ws.CloseNow() })
 	return &wsSession{t: t, ws: ws, answer: "allow-once"}
+}
+
+// initialize is the connection's initialize, which must succeed.
+func (c *wsSession) initialize() {
+	c.t.Helper()
+	if _, e := c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); e != nil {
+		c.t.Fatalf("initialize: %v", e)
+	}
+}
+
+// newSession opens a session in cwd, which must succeed.
+func (c *wsSession) newSession(cwd string) any {
+	c.t.Helper()
+	res, e := c.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+	if e != nil {
+		c.t.Fatalf("session/new: %v", e)
+	}
+	return res["sessionId"]
 }
 
 // call sends a request and reads until its answer, answering permission
@@ -127,6 +159,16 @@ func (c *wsSession) call(method string, params any) (map[string]any, map[string]
 			return m.Result, m.Error
 		}
 	}
+}
+
+// agentText is the agent's message chunks, joined.
+func (c *wsSession) agentText() string {
+	var b strings.Builder
+	for _, u := range c.updates("agent_message_chunk") {
+		content, _ := u["content"].(map[string]any)
+		b.WriteString(fmt.Sprint(content["text"]))
+	}
+	return b.String()
 }
 
 func (c *wsSession) updates(kind string) []map[string]any {
@@ -200,6 +242,14 @@ func TestServeThroughTheBinary(t *testing.T) {
 	if e != nil {
 		t.Fatalf("initialize: %v", e)
 	}
+	if caps, _ := res["agentCapabilities"].(map[string]any); caps != nil {
+		if auth, _ := caps["auth"].(map[string]any); auth["logout"] != nil {
+			t.Errorf("a remote client is offered logout (the server's stored key): %v", auth)
+		}
+		if b, _ := json.Marshal(caps); strings.Contains(string(b), "providers") {
+			t.Errorf("a remote client is offered providers/* (the shared endpoints): %s", b)
+		}
+	}
 	if methods, _ := res["authMethods"].([]any); len(methods) != 0 {
 		for _, m := range methods {
 			if mm, _ := m.(map[string]any); mm["type"] == "terminal" {
@@ -230,8 +280,7 @@ func TestServeThroughTheBinary(t *testing.T) {
 
 	// A new connection loads the session: the turn comes back.
 	c2 := dialServe(t, p.url, token)
-	c2.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
-	var loaded []map[string]any
+	c2.initialize()
 	deadline := time.Now().Add(never)
 	for {
 		// The old connection's agent lets go of the session once it has
@@ -245,9 +294,8 @@ func TestServeThroughTheBinary(t *testing.T) {
 	if e != nil {
 		t.Fatalf("session/load on a new connection: %v", e)
 	}
-	loaded = c2.updates("agent_message_chunk")
-	if b, _ := json.Marshal(loaded); !strings.Contains(string(b), "All done.") {
-		t.Errorf("the loaded session lacks the turn: %s", b)
+	if got := c2.agentText(); !strings.Contains(got, "All done.") {
+		t.Errorf("the loaded session lacks the turn: %q", got)
 	}
 	res, e = c2.call("session/list", map[string]any{})
 	if b, _ := json.Marshal(res); e != nil || !strings.Contains(string(b), fmt.Sprint(sid)) {
@@ -259,15 +307,8 @@ func TestServeThroughTheBinary(t *testing.T) {
 		return
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
-		}
-	case <-time.After(never):
-		t.Fatalf("serve did not exit within %s of SIGTERM", never)
+	if err := p.exit(t); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
 	}
 	log := p.stderr.String()
 	if !strings.Contains(log, "msg=stopped") || strings.Contains(log, token) {
@@ -276,4 +317,79 @@ func TestServeThroughTheBinary(t *testing.T) {
 	if n := strings.Count(log, "msg=\"connection opened\""); n < 2 || n != strings.Count(log, "msg=\"connection closed\"") {
 		t.Errorf("connections opened and closed do not pair up:\n%s", log)
 	}
+}
+
+// TestServeDroppedClientTurnEnds: a client that goes while its turn waits
+// for a permission answer: the request is answered "cancelled" for it (the
+// command never runs), the turn ends and is saved, and a new connection
+// loads the session with it.
+func TestServeDroppedClientTurnEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	work := t.TempDir()
+	marker := filepath.Join(work, "marker")
+	args, _ := json.Marshal(map[string]string{"command": "touch " + marker})
+	mock := &oaiMock{t: t, steps: steps(
+		answer("tool_calls", delta(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"bash","arguments":`+quoteJSON(string(args))+`}}]}`, "")),
+		answer("stop", delta(`{"role":"assistant","content":"Carried on."}`, "")),
+	)}
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	const token = "0123456789abcdef-dropped-client"
+	p := startServe(t, []string{"ACP_BRIDGE_TOKEN=" + token, "KEY_E2E=sk-e2e", "ACP_BRIDGE_STATE_DIR=" + t.TempDir(), "HOME=" + t.TempDir()},
+		"--listen", "127.0.0.1:0", "--root", work, "--base-url", srv.URL+"/v1", "--model", "mock-1", "--api-key-env", "KEY_E2E", "--log-level", "info")
+	c := dialServe(t, p.url, token)
+	c.initialize()
+	sid := c.newSession(work)
+	prompt, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 50, "method": "session/prompt",
+		"params": map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "touch it"}}}})
+	ctx, cancel := context.WithTimeout(t.Context(), never)
+	defer cancel()
+	c.ws.Write(ctx, websocket.MessageText, prompt)
+	for {
+		_, data, err := c.ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("no permission request: %v", err)
+		}
+		if strings.Contains(string(data), `"session/request_permission"`) {
+			break
+		}
+	}
+	c.ws.CloseNow() // the client goes, the question unanswered
+
+	c2 := dialServe(t, p.url, token)
+	c2.initialize()
+	var e map[string]any
+	for deadline := time.Now().Add(never); ; time.Sleep(20 * time.Millisecond) {
+		// Refused while the old connection's turn still runs.
+		if _, e = c2.call("session/load", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}}); e == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if e != nil {
+		t.Fatalf("load after the client went: %v", e)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran though its permission was never given")
+	}
+	var failed bool
+	for _, u := range c2.updates("tool_call_update") {
+		failed = failed || u["status"] == "failed"
+	}
+	if !failed {
+		t.Errorf("the loaded session does not show the refused call failed: %v", c2.updates("tool_call_update"))
+	}
+	waitLog := time.Now().Add(never)
+	for !strings.Contains(p.stderr.String(), `reason="websocket closed"`) && time.Now().Before(waitLog) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(p.stderr.String(), `reason="websocket closed"`) {
+		t.Errorf("no closing line for the dropped connection:\n%s", p.stderr.String())
+	}
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

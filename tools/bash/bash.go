@@ -21,6 +21,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/internal/ansi"
 	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // shutdownGrace replaces KillGrace when the agent stops because the editor
@@ -108,9 +109,15 @@ type Outcome struct {
 	Stderr          StreamResult `json:"stderr"`
 	Output          string       `json:"output"`
 	OutputTruncated bool         `json:"output_truncated,omitempty"`
+	// Limit is where the timeout that stopped the command was set (the
+	// call's timeout_ms, the tool's default), when it did.
+	Limit string `json:"limit,omitempty"`
 	// Job is the id of the background job the call started (the command
 	// runs on; nothing else is set).
 	Job string `json:"job,omitempty"`
+	// SandboxRefused is the line of output that says the sandbox refused
+	// the command something (sandbox.Refusal), when it failed for that.
+	SandboxRefused string `json:"sandbox_refused,omitempty"`
 }
 
 // Truncated reports whether the model saw only a tail of some stream.
@@ -130,13 +137,17 @@ type meta struct {
 	Truncated       bool   `json:"truncated,omitempty"`
 	StdoutSpill     string `json:"stdout_spill,omitempty"`
 	StderrSpill     string `json:"stderr_spill,omitempty"`
+	Limit           string `json:"limit,omitempty"`
+	// SandboxRefused: the agent reads it to offer a run outside the
+	// sandbox (agent/sandbox.go).
+	SandboxRefused string `json:"sandbox_refused,omitempty"`
 }
 
 const description = "Run a shell command with `bash -c` in the workspace (or workdir) and return its output. " +
 	"Each call is a fresh shell; stdin is empty. The command is killed after timeout_ms " +
 	"(default 120000, at most 600000) with its whole process group, and background processes " +
 	"do not outlive the call. The result ends with [exit code: N], [killed by signal: SIG] " +
-	"or [timed out after Nms]: check it and investigate failures before moving on. " +
+	"or [timed out, stopped after N: where the limit is set]: check it and investigate failures before moving on. " +
 	"Long output keeps its last 64 KB per stream; the full output's file is named when cut. " +
 	"For a command that must keep running (a dev server, a watcher, a database), set run_in_background: " +
 	"the call returns a job id at once, and job_output and job_stop reach the job."
@@ -153,7 +164,11 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 			s.Properties["timeout_ms"].Minimum = jsonschema.Ptr(1.0)
 		},
 		Run: func(ctx context.Context, c *registry.Call, in Args) (Outcome, error) {
-			return run(ctx, c, in, opts)
+			out, err := run(ctx, c, in, opts)
+			if out.TimedOut {
+				out.Limit = limitSource(in, opts)
+			}
+			return out, err
 		},
 		Render: func(_ Args, out Outcome) []registry.Content {
 			return []registry.Content{registry.Text(render(out))}
@@ -163,9 +178,9 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 				return nil // it never ran (bad workdir, no bash): the error says it all
 			}
 			return meta{Cwd: out.Cwd, ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut,
-				TimeoutMs: out.TimeoutMs, DurationMs: out.DurationMs, Output: out.Output,
+				TimeoutMs: out.TimeoutMs, Limit: out.Limit, DurationMs: out.DurationMs, Output: out.Output,
 				OutputTruncated: out.OutputTruncated, Truncated: out.Truncated(),
-				StdoutSpill: out.Stdout.SpillPath, StderrSpill: out.Stderr.SpillPath}
+				StdoutSpill: out.Stdout.SpillPath, StderrSpill: out.Stderr.SpillPath, SandboxRefused: out.SandboxRefused}
 		},
 		PresentCall: func(in Args) registry.View {
 			return registry.TerminalCard{Command: in.Command, Cwd: in.Workdir, Description: in.Description}
@@ -183,6 +198,14 @@ func presentResult(in Args, r registry.Result) registry.View {
 		card.Cwd = m.Cwd
 		card.Output, card.ExitCode, card.Signal = m.Output, m.ExitCode, m.Signal
 		card.TimedOut, card.Truncated = m.TimedOut, m.Truncated || m.OutputTruncated
+		switch {
+		case r.Code == registry.CodeToolTimeout:
+			// A configured limit (timeouts:) stopped it; its failure text
+			// names the limit and where it is set (pipeline.TimeoutBy).
+			card.TimedOut, card.Stopped = true, strings.TrimPrefix(r.Text(), "Error: ")
+		case m.TimedOut && m.Limit != "":
+			card.Stopped = timedOut(m.TimeoutMs, m.Limit)
+		}
 		return card
 	}
 	if r.Code == "ABORTED" {
@@ -217,7 +240,10 @@ func render(o Outcome) string {
 			parts = append(parts, n)
 		}
 	}
-	if o.TimedOut {
+	switch {
+	case o.TimedOut && o.Limit != "":
+		parts = append(parts, "["+timedOut(o.TimeoutMs, o.Limit)+"]")
+	case o.TimedOut:
 		parts = append(parts, fmt.Sprintf("[timed out after %dms]", o.TimeoutMs))
 	}
 	switch {
@@ -227,6 +253,24 @@ func render(o Outcome) string {
 		parts = append(parts, fmt.Sprintf("[exit code: %d]", *o.ExitCode))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// timedOut says the command's own limit stopped it, and where that limit
+// was set.
+func timedOut(ms int64, limit string) string {
+	return "timed out, " + registry.StoppedAfter(time.Duration(ms)*time.Millisecond, limit)
+}
+
+// limitSource is where a command's own limit comes from: the call's
+// timeout_ms (capped at the tool's maximum), else the tool's default.
+func limitSource(in Args, o Options) string {
+	switch {
+	case in.TimeoutMs <= 0:
+		return "the bash tool's default limit (the call gave no timeout_ms)"
+	case time.Duration(in.TimeoutMs)*time.Millisecond > o.MaxTimeout:
+		return fmt.Sprintf("the timeout_ms argument of this call, capped at the bash tool's maximum of %s", registry.ShortDuration(o.MaxTimeout))
+	}
+	return "the timeout_ms argument of this call"
 }
 
 func fence(s string) string {
@@ -257,7 +301,7 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 		return Outcome{}, registry.Errorf("BASH_WORKDIR", fmt.Sprintf("workdir %s is not a directory", cwd))
 	}
 	if in.RunInBackground {
-		return startJob(c, in, cwd, o)
+		return startJob(ctx, c, in, cwd, o)
 	}
 	timeout := o.DefaultTimeout
 	if in.TimeoutMs > 0 {
@@ -290,6 +334,11 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
 	if o.stdin != nil {
 		cmd.Stdin = bytes.NewReader(o.stdin)
+	}
+	pol := sandbox.PolicyFrom(ctx)
+	if err := confine(cmd, pol); err != nil {
+		closeAll(outR, outW, errR, errW)
+		return out, err
 	}
 
 	if dc, ok := c.Files.(DiskChanges); ok {
@@ -357,7 +406,28 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	if aborted {
 		return out, registry.Errorf("ABORTED", "tool call aborted")
 	}
+	if out.ExitCode != nil {
+		if line, ok := sandbox.Refusal(pol, cwd, *out.ExitCode, out.Stderr.Text+"\n"+out.Stdout.Text); ok {
+			out.SandboxRefused = line
+			return out, registry.Errorf(sandbox.CodeRefused, render(out)+"\n"+refusalNote(pol, line))
+		}
+	}
 	return out, nil
+}
+
+// confine puts cmd under the sandbox policy of its call (sandbox.Wrap); a
+// policy the platform cannot enforce fails the call: the command never
+// runs unconfined unless the user chose mode off.
+func confine(cmd *exec.Cmd, pol *sandbox.Policy) error {
+	if err := sandbox.Wrap(cmd, pol); err != nil {
+		return registry.Errorf(sandbox.CodeUnavailable, fmt.Sprintf("the command was not run: %v. Commands run unconfined only with sandbox mode off (the mode picker, --sandbox off or sandbox.mode: off)", err))
+	}
+	return nil
+}
+
+// refusalNote tells the model what the sandbox refused, and why.
+func refusalNote(pol *sandbox.Policy, line string) string {
+	return fmt.Sprintf("[refused by the sandbox (%s): %s]", pol.Describe(), line)
 }
 
 // collector receives both streams. One lock orders them, so the live

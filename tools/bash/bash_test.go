@@ -262,10 +262,11 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	if !m.TimedOut || m.Signal != "SIGTERM" || m.ExitCode != nil {
 		t.Errorf("meta %+v: want timed out, SIGTERM", m)
 	}
-	if !strings.HasSuffix(r.Text(), "started\n[timed out after 3000ms]\n[killed by signal: SIGTERM]") {
+	if !strings.HasSuffix(r.Text(), "started\n[timed out, stopped after 3s: the timeout_ms argument of this call]\n[killed by signal: SIGTERM]") {
 		t.Errorf("text %q", r.Text())
 	}
-	if v := presentResult(Args{Command: family}, r); v.(registry.TerminalCard).Signal != "SIGTERM" || !v.(registry.TerminalCard).TimedOut {
+	if v := presentResult(Args{Command: family}, r); v.(registry.TerminalCard).Signal != "SIGTERM" || !v.(registry.TerminalCard).TimedOut ||
+		v.(registry.TerminalCard).Stopped != "timed out, stopped after 3s: the timeout_ms argument of this call" {
 		t.Errorf("card %+v", v)
 	}
 }
@@ -508,5 +509,34 @@ func TestTailBufferMatchesReference(t *testing.T) {
 		if b.total != int64(len(all)) || b.truncated() != (len(all) > capacity) {
 			t.Fatalf("round %d: total %d truncated %v for %d bytes", round, b.total, b.truncated(), len(all))
 		}
+	}
+}
+
+// TestTimeoutSaysWhereItWasSet: a command stopped by a time limit names the
+// limit and where it was set, in the card as in the model's text: the
+// call's timeout_ms (capped at the maximum), the tool's default, or a
+// configured limit (the pipeline's TOOL_TIMEOUT, whose text names it).
+func TestTimeoutSaysWhereItWasSet(t *testing.T) {
+	o := (&Options{}).withDefaults()
+	tests := []struct {
+		name string
+		in   Args
+		want string
+	}{
+		{"the call's timeout_ms", Args{TimeoutMs: 1000}, "the timeout_ms argument of this call"},
+		{"capped", Args{TimeoutMs: 3_600_000}, "the timeout_ms argument of this call, capped at the bash tool's maximum of 10m"},
+		{"the default", Args{}, "the bash tool's default limit (the call gave no timeout_ms)"},
+	}
+	for _, tt := range tests {
+		if got := limitSource(tt.in, o); got != tt.want {
+			t.Errorf("%s: limitSource = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	meta, _ := json.Marshal(meta{Signal: "SIGTERM", TimeoutMs: 600_000, Output: "so far\n"})
+	r := registry.ErrorResult(registry.CodeToolTimeout, "tool call timed out, stopped after 1s: timeouts.bash in /c.yaml")
+	r.Meta = meta
+	card := presentResult(Args{Command: "sleep 9"}, r).(registry.TerminalCard)
+	if !card.TimedOut || card.Stopped != "tool call timed out, stopped after 1s: timeouts.bash in /c.yaml" || card.Output != "so far\n" {
+		t.Errorf("a configured limit's card: %+v", card)
 	}
 }

@@ -26,6 +26,9 @@ type changeOut struct {
 	// Matched says how a tolerant edit matched old_string ("matched
 	// ignoring indentation"); empty for an exact match.
 	Matched string `json:"matched,omitempty"`
+	// Undo is what a rewind needs to take the change back (diffs.Undo);
+	// it is logged with the result's display data, not shown to a program.
+	Undo diffs.Undo `json:"-"`
 }
 
 // changeMeta is the display data of a mutation: the applied hunks and the
@@ -36,7 +39,16 @@ func changeMeta(out changeOut) any {
 		Diffs   []registry.FileDiff `json:"diffs"`
 		Line    int                 `json:"line,omitempty"`
 		Matched string              `json:"matched,omitempty"`
-	}{out.Created, out.Diffs, out.Line, out.Matched}
+		Undo    *diffs.Undo         `json:"undo,omitempty"`
+	}{out.Created, out.Diffs, out.Line, out.Matched, undoOf(out)}
+}
+
+// undoOf is out's Undo, nil for a preview or a call that changed nothing.
+func undoOf(out changeOut) *diffs.Undo {
+	if out.Undo.After == "" {
+		return nil
+	}
+	return &out.Undo
 }
 
 // changeCard shows the applied hunks stored with the result, pointing at

@@ -136,6 +136,7 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 	} else {
 		out.Diffs = diffs.Compute(path, &content, saved)
 	}
+	out.Undo = diffs.Record(path, &content, saved, out.Diffs)
 	return out, nil
 }
 

@@ -115,6 +115,7 @@ func runWrite(ctx context.Context, c *registry.Call, in writeArgs) (changeOut, e
 		return out, err
 	}
 	out.Diffs = diffs.Compute(path, old, saved)
+	out.Undo = diffs.Record(path, old, saved, out.Diffs)
 	out.Line = firstChangedLine(old, saved)
 	out.Reformatted = reformatNote(path, in.Content, saved)
 	return out, nil

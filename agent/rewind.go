@@ -1,0 +1,185 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/mapping"
+	"github.com/acp-bridge/acp-bridge/session"
+)
+
+// Rewind: taking back a user message and everything after it. A rewind is
+// an event (session.Rewind) like any other: the fold gives the model the
+// context it had when that message arrived (rewindstate.go), a replay
+// leaves the rewound messages out (hiddenOnReplay, load.go), and the answer
+// goes out only once the event is on disk (it is synced as it is written,
+// session/store.go). The history before the message is the same messages,
+// so the next request starts with the same bytes as before and the
+// endpoint's prompt cache still holds it. The files the agent's tools
+// changed are put back by a rewind of the files (rewindfiles.go), itself
+// logged. Usage and cost already spent stay.
+//
+// The ways in: `_session/rewind` (conversation only, as the AIR extension's
+// contract says) and `_session/rewind_files`; /rewind and /undo
+// (commands.go), which do both; on v2, session/rewind and
+// session/edit_prompt (v2 dialect); and session/fork at a message (fork.go).
+
+var _ acp.SessionRewinder = (*Agent)(nil)
+
+// Reasons a rewind is refused without an error.
+const (
+	rewindBusy     = "busy"              // a turn runs or is queued: cancel it first
+	rewindNoSuch   = "session_not_found" // not a live session here
+	rewindNotSaved = "persistence_unavailable"
+)
+
+// RewindSession serves `_session/rewind`: the conversation goes back to
+// before the user message named; files are not touched (that is
+// `_session/rewind_files`). While a turn runs or prompts wait the answer is
+// {rewound: false, reason: "busy"} and nothing changes: the client cancels
+// and waits for the prompt's answer first (the AIR extension's contract).
+func (a *Agent) RewindSession(ctx context.Context, req *acp.RewindSessionRequest) (*acp.RewindSessionResponse, error) {
+	if err := req.BeforeMessage.Check("beforeMessage"); err != nil {
+		return nil, err
+	}
+	if req.ResumeAtMessage != nil {
+		if err := req.ResumeAtMessage.Check("resumeAtMessage"); err != nil {
+			return nil, err
+		}
+	}
+	s, err := a.session(req.SessionID)
+	if err != nil {
+		return &acp.RewindSessionResponse{Reason: rewindNoSuch}, nil
+	}
+	if !s.holdTurn() {
+		return &acp.RewindSessionResponse{Reason: rewindBusy}, nil
+	}
+	defer s.releaseTurn()
+	m, err := s.findPrompt(req.BeforeMessage, "beforeMessage")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rewindTo(ctx, m.seq, 0, acp.MethodSessionRewind); err != nil {
+		return &acp.RewindSessionResponse{Reason: rewindNotSaved}, nil
+	}
+	a.log.Info("session rewound", "session", s.id, "before", m.seq, "via", acp.MethodSessionRewind)
+	return &acp.RewindSessionResponse{Rewound: true}, nil
+}
+
+// holdTurn takes the session's turn for work between turns (a rewind), as a
+// prompt would, so no prompt starts meanwhile (one that arrives waits);
+// false when a turn runs or prompts wait. releaseTurn gives it back.
+func (s *conversation) holdTurn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running || len(s.queued) > 0 {
+		return false
+	}
+	s.running, s.done = true, make(chan struct{})
+	return true
+}
+
+func (s *conversation) releaseTurn() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.done)
+	s.done = nil
+	s.handOver()
+}
+
+// rewindTo logs the rewind of the user message at before (and what
+// follows, up to until: 0 for everything) and returns once it is durable;
+// an error when the log could not take it (the session goes on in memory,
+// rewound, and was told it is no longer saved).
+func (s *conversation) rewindTo(ctx context.Context, before, until int64, via string) error {
+	s.emit(ctx, session.New(session.Rewind{Before: before, Until: until, Via: via}))
+	if err := s.log.Err(); err != nil && s.log.Persistent() {
+		return err
+	}
+	return nil
+}
+
+// prompts is a copy of the user messages of the conversation, oldest first.
+func (s *conversation) promptMarks() []promptMark {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]promptMark(nil), s.st.prompts...)
+}
+
+// segment is the suffix a client (AIR) puts on the id of a part of a message.
+var segment = regexp.MustCompile(`:segment:\d+$`)
+
+// findPrompt resolves a point a client names to a user message of the
+// conversation: by id first (with a ":segment:<n>" suffix taken off), else
+// the Nth message whose text has the fingerprint. -32602, naming the id,
+// when there is none.
+func (s *conversation) findPrompt(p *acp.HistoryPoint, field string) (promptMark, error) {
+	marks := s.promptMarks()
+	if m, ok := markByID(marks, p.MessageID); ok {
+		return m, nil
+	}
+	if p.Fingerprint != "" {
+		want := max(p.Occurrence, 1)
+		for _, m := range marks {
+			if fingerprinted(m.msg, p.Fingerprint) {
+				if want--; want == 0 {
+					return m, nil
+				}
+			}
+		}
+	}
+	return promptMark{}, &acp.Error{Code: acp.CodeInvalidParams,
+		Message: fmt.Sprintf("invalid params: %s %q was not found among the user messages of session %s", field, p.MessageID, s.id),
+		Data:    map[string]string{"messageId": p.MessageID}}
+}
+
+// markByID is the user message of that id.
+func markByID(marks []promptMark, id string) (promptMark, bool) {
+	if id == "" {
+		return promptMark{}, false
+	}
+	for _, try := range []string{id, segment.ReplaceAllString(id, "")} {
+		for _, m := range marks {
+			if mapping.UserMessageID(m.seq, m.msg) == try {
+				return m, true
+			}
+		}
+	}
+	return promptMark{}, false
+}
+
+// fingerprinted reports whether a user message's text has the fingerprint
+// a client computed: over its text blocks joined as sent (live), or as a
+// replay sent them (consecutive text blocks in one chunk, mapping).
+func fingerprinted(m session.UserMessage, fp string) bool {
+	blocks, ok := m.PromptBlocks()
+	if !ok {
+		return fingerprint(m.Text) == fp
+	}
+	var sent, replayed strings.Builder
+	prevText := false
+	for _, b := range blocks {
+		if b.Type != "text" {
+			prevText = false
+			continue
+		}
+		sent.WriteString(b.Text)
+		if prevText {
+			replayed.WriteString(acp.TextSeparator(replayed.String(), b.Text))
+		}
+		replayed.WriteString(b.Text)
+		prevText = true
+	}
+	return fingerprint(sent.String()) == fp || fingerprint(replayed.String()) == fp
+}
+
+// fingerprint is a text's messageFingerprint.
+func fingerprint(text string) string {
+	h := sha256.Sum256([]byte(text))
+	return "sha256:" + hex.EncodeToString(h[:])
+}

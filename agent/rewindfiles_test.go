@@ -114,7 +114,7 @@ func TestForkAtMessage(t *testing.T) {
 	rec := &recorder{p: stScript(t, append(rewindResponses, `{"parts":[{"text":"in the fork"}]}`)...)}
 	a, _, id := threeTurns(t, e, rec, acp.ClientCapabilities{})
 	var firstAnswer string
-	for _, m := range a.liveSession(t, id).sentMessages(a.liveSession(t, id).log.Events()) {
+	for _, m := range a.liveSession(t, id).rw.sentMessages(a.liveSession(t, id).log.Events()) {
 		if m.user == nil {
 			firstAnswer = m.id
 			break
@@ -139,7 +139,7 @@ func TestForkAtMessage(t *testing.T) {
 	if got := reqs[len(reqs)-1].Messages; len(got) != len(reqs[1].Messages)+2 {
 		t.Errorf("the fork's request holds %d messages, want the first turn and its prompt", len(got))
 	}
-	if n := len(a.liveSession(t, id).promptMarks()); n != 3 {
+	if n := len(a.liveSession(t, id).rw.marks()); n != 3 {
 		t.Errorf("the source has %d prompts, want its 3", n)
 	}
 }

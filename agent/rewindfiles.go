@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,11 +74,15 @@ const (
 
 // changesAfter are the files the agent's tools changed after the user
 // message at before and not put back since, by path (tool result order),
-// and every action on each file whatever its time.
+// and the actions on each file since that message. What the log holds
+// from before it cannot matter: a file with a change since has that
+// change, or a restore after it, as its last action, and a restore undid
+// only changes older than itself.
 func changesAfter(evs []session.Event, before int64) (pending map[string][]fileChange, actions map[string][]fileAction) {
 	pending, actions = map[string][]fileChange{}, map[string][]fileAction{}
 	undone := map[int64]bool{}
-	for _, ev := range evs {
+	from, _ := slices.BinarySearchFunc(evs, before+1, func(ev session.Event, seq int64) int { return cmp.Compare(ev.Seq, seq) })
+	for _, ev := range evs[from:] {
 		switch p := ev.Payload.(type) {
 		case session.ToolResult:
 			c, ok := changeOf(ev.Seq, p.Result)

@@ -51,6 +51,9 @@ type Options struct {
 	// Routes is where each provider's requests go, which the client may
 	// change (providers/*, providers.go); nil: not offered.
 	Routes Routes
+	// Sandbox confines the commands the agent runs (agent/sandbox.go);
+	// nil: they run as they are, and no sandbox option is offered.
+	Sandbox *Sandbox
 	// PermissionMode is a new session's mode: ask (default), accept-edits, plan, bypass.
 	PermissionMode string
 	// OfferBypass offers bypass among the choices of the mode picker (the

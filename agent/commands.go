@@ -138,6 +138,7 @@ func parseCommand(text string) (name, arg string, ok bool) {
 // model loop; the first exchange names the session.
 func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *acp.Error) {
 	if name, arg, ok := parseCommand(text); ok {
+		ctx = s.sbx.confine(ctx, s.status) // what a command runs is confined (sandbox.go)
 		for _, c := range commands {
 			if c.Name == name {
 				return c.run(ctx, &commandEnv{cwd: s.cwd, modelHint: s.a.o.ModelHint, notice: s.notice,

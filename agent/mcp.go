@@ -5,6 +5,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/mcpclient"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -16,6 +17,9 @@ import (
 type mcpServers struct {
 	servers *mcpclient.Servers
 	dir     string // the session root, where a project's servers expect to run
+	// sandbox is the policy a stdio server starts under (sandbox.go); it
+	// keeps it until it is started again.
+	sandbox func() *sandbox.Policy
 }
 
 func newMCPServers(s *mcpclient.Servers, dir string, noticed func(session.Notice)) *mcpServers {
@@ -43,6 +47,9 @@ func (m *mcpServers) stop() { m.servers.Stop() }
 // session's root, where a project's servers expect to be.
 func (m *mcpServers) config(cfg acp.McpServer) mcpclient.Server {
 	out := mcpclient.Server{Name: cfg.Name, Type: cfg.Type, Command: cfg.Command, Args: cfg.Args, URL: cfg.URL, Dir: m.dir}
+	if m.sandbox != nil {
+		out.Sandbox = m.sandbox()
+	}
 	if out.Type == "" {
 		out.Type = mcpclient.Stdio
 	}

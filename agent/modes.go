@@ -14,6 +14,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/model/catalog"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 	"github.com/acp-bridge/acp-bridge/session"
 	"github.com/acp-bridge/acp-bridge/sysprompt"
 )
@@ -57,6 +58,12 @@ func (a *Agent) defaultControls() ctlState {
 		c.tools = codemode.ModeNative
 	}
 	c.model = a.models.Default(a.o.DefaultModel)
+	if a.o.Sandbox != nil {
+		c.sandbox = a.o.Sandbox.Mode
+		if c.sandbox == "" {
+			c.sandbox = sandbox.WorkspaceWrite
+		}
+	}
 	return c
 }
 
@@ -98,6 +105,9 @@ func (c *controls) of(ctl ctlState) session.Controls {
 			{ID: mapping.ConfigShowThoughts, Name: "Show thinking", On: !ctl.hideThoughts,
 				Description: "Show the model's reasoning in the thread (it is kept either way)"},
 		}}
+	if a.o.Sandbox != nil {
+		ev.Sandbox, ev.Sandboxes = string(ctl.sandbox), a.o.Sandbox.choices()
+	}
 	for _, m := range a.models.Models() {
 		ev.Models = append(ev.Models, session.Choice{ID: m.ID, Name: m.Name, Description: m.Description})
 	}
@@ -150,6 +160,12 @@ func (c *controls) set(ctx context.Context, id, value string) error {
 			return acp.InvalidParams("invalid params: %s: the model takes no reasoning effort %q", mapping.ConfigEffort, value)
 		}
 		ctl.effort = value
+	case mapping.ConfigSandbox:
+		m, err := sandbox.ParseMode(value)
+		if err != nil || c.a.o.Sandbox == nil {
+			return acp.InvalidParams("invalid params: %s: unknown value %q (want workspace-write, read-only or off)", mapping.ConfigSandbox, value)
+		}
+		ctl.sandbox = m
 	case mapping.ConfigTools:
 		m, err := codemode.ParseMode(value)
 		if err != nil || value == "" {

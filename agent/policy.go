@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -240,6 +241,19 @@ func (p *userPolicy) guard(_ context.Context, _ *registry.Def, c *registry.Call)
 		return fmt.Sprintf("tool %q was not run: the %s refuses it", c.Name, r)
 	}
 	return ""
+}
+
+// CheckRule is what the rules in effect say of a call of tool with args
+// (registry.RuleChecker): web_fetch asks it about each redirect hop, and
+// whether the user's own rule names a host it may reach at a private
+// address. Only the rules: hooks judge the call the model made, once.
+func (p *userPolicy) CheckRule(tool string, args json.RawMessage) registry.RuleVerdict {
+	r, ok := p.current().rules.DecideCall(tool, args, p.cwd)
+	if !ok {
+		return registry.RuleVerdict{}
+	}
+	return registry.RuleVerdict{Effect: string(r.Effect), Rule: r.String(),
+		Written: r.Specific() && r.Source.Kind != "remembered"}
 }
 
 // refusedCodes are results of calls that never ran: PostToolUse hooks are

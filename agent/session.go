@@ -17,6 +17,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/profiles"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -31,17 +32,19 @@ type conversation struct {
 	sessionEnv
 	scope   *registry.Scope
 	pipe    *pipeline.Pipeline
-	files   *Files        // tools' file access and read-tracking (files.go)
-	jobs    *jobs.Table   // background commands, ended by close (jobs.go)
-	perm    *permissions  // approval requests and "always" answers (permission.go)
-	code    *codeMode     // tools mode and run_code (codemode.go)
-	ctl     *controls     // mode, model, tools mode, effort (modes.go)
-	meter   *meter        // usage and cost reporting (usage.go)
-	prompts *prompts      // the system prompt (prompt.go)
-	calls   *callRecorder // every tool call's events and live output (calls.go)
-	subs    *subagents    // profiles, the task tool, launching subagents (subagent.go)
-	rw      *rewinder     // rewinds of the conversation and the files (rewind.go)
-	policy  *userPolicy   // the user's rules and hooks (policy.go)
+	files   *Files         // tools' file access and read-tracking (files.go)
+	jobs    *jobs.Table    // background commands, ended by close (jobs.go)
+	memo    *registry.Memo // tools' short-lived memory: web_fetch's pages
+	perm    *permissions   // approval requests and "always" answers (permission.go)
+	code    *codeMode      // tools mode and run_code (codemode.go)
+	ctl     *controls      // mode, model, tools mode, effort (modes.go)
+	meter   *meter         // usage and cost reporting (usage.go)
+	prompts *prompts       // the system prompt (prompt.go)
+	calls   *callRecorder  // every tool call's events and live output (calls.go)
+	subs    *subagents     // profiles, the task tool, launching subagents (subagent.go)
+	rw      *rewinder      // rewinds of the conversation and the files (rewind.go)
+	policy  *userPolicy    // the user's rules and hooks (policy.go)
+	sbx     *sandboxing    // the sandbox of its commands (sandbox.go)
 
 	// timeline is the one path of events: append, fold, translate, send,
 	// under its emitMu; the lock order is written there (timeline.go).
@@ -105,6 +108,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	}
 	s.files = NewFiles(a.client, id, caps.FS, a.log)
 	s.jobs = jobs.New(newJobEvents(s.emit))
+	s.memo = &registry.Memo{}
 	s.perm = &permissions{id: id, client: permissionClient(a.client, v2), log: a.log, emit: s.emit,
 		granted: func(key string) (bool, bool) {
 			s.mu.Lock()
@@ -166,13 +170,21 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 		defer s.mu.Unlock()
 		return fmt.Sprint(s.st.turns)
 	}
+	s.sbx = &sandboxing{o: a.o.Sandbox, roots: roots, perm: s.perm, report: policyReport(s.status),
+		mode:   func() sandbox.Mode { return s.ctl.read().sandbox },
+		bypass: func() bool { return s.ctl.mode() == ModeBypass },
+		floor:  func() (sandbox.Mode, bool) { return projectSandbox(s.cwd) }}
+	s.mcp.sandbox = s.sbx.policy
 	s.pipe = pipeline.New(&pipeline.Options{
 		Observers: []pipeline.Observer{planObserver(s.emit)},
 		Approver:  s.perm,
 		// markRunning is outermost: the card turns in_progress once, even
 		// when Retry runs the body again; the policy's timeout (innermost,
 		// install) bounds each attempt.
-		Middleware: []pipeline.Middleware{s.markRunning, pipeline.Retry()},
+		// escalate (sandbox.go) is outside Retry and the timeouts: a
+		// command run again outside the sandbox gets its own attempts,
+		// and the user's answer is not timed as the command is.
+		Middleware: []pipeline.Middleware{s.markRunning, s.sbx.escalate, pipeline.Retry()},
 		Logger:     a.log.With("session", id),
 	})
 	// The user's rules and hooks come first, so a refusal names the rule
@@ -184,7 +196,8 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	s.code = newCodeMode(s.scope, a.log.With("session", id), a.o.CodeMode, s.pipe, s.calls, s.st.ctl.tools)
 	s.subs = &subagents{reg: a.o.Registry, scope: s.scope, dirs: a.profileDirs(s.cwd), log: a.log.With("session", id),
 		status: s.status, models: a.models.Models, pipe: s.pipe, calls: s.calls, prompts: s.prompts, ctl: s.ctl,
-		meter: s.meter, files: s.files, jobs: s.jobs, cwd: s.cwd, roots: roots, maxRequests: a.o.MaxTurnRequests}
+		meter: s.meter, files: s.files, jobs: s.jobs, cwd: s.cwd, roots: roots, maxRequests: a.o.MaxTurnRequests,
+		rules: s.policy, memo: s.memo}
 	builtins, _ := profiles.Load(nil) // no directories: no I/O, no error
 	s.subs.install(builtins)
 	s.tr = s.newTranslator(replay)
@@ -382,6 +395,9 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 	// The files may have changed since the last turn (another bridge
 	// process remembered an answer, the project's settings were edited).
 	s.policy.reload(ctx)
+	// The turn's calls, hooks and jobs run under the sandbox policy as the
+	// project's settings have it now (sandbox.go).
+	ctx = s.sbx.confine(ctx, s.status)
 	s.subs.reload(ctx) // the profiles as the files are now, and the task tool that lists them
 	if proj, ok := s.policy.untrusted(); ok {
 		s.perm.askTrust(ctx, proj)
@@ -537,7 +553,7 @@ func (s *conversation) runTools(ctx context.Context, tcs []model.ToolCall) []reg
 	el := formElicitor(s.a.client, s.caps)
 	for i, tc := range tcs {
 		calls[i] = &registry.Call{ID: tc.ID, Name: tc.Name, Args: registry.ArgsJSON(tc.Arguments), Cwd: s.cwd, Roots: s.roots, Files: s.files, Jobs: s.jobs,
-			Ask: askerFor(el, s.id, tc.ID)}
+			Ask: askerFor(el, s.id, tc.ID), Rules: s.policy, Memo: s.memo}
 	}
 	return s.pipe.ExecuteBatch(ctx, s.scope, calls, pipeline.Hooks{
 		Logged: func(_ int, c *registry.Call) { s.calls.start(ctx, c) },

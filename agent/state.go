@@ -9,6 +9,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/compact"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -65,6 +66,9 @@ type ctlState struct {
 	model  string        // a ModelChoice ID; "" when the agent has no models
 	tools  codemode.Mode // the tools mode
 	effort string        // the reasoning effort chosen, "" for the model's default
+	// sandbox is the sandbox mode of the session's commands, "" when the
+	// agent has no sandbox (agent/sandbox.go).
+	sandbox sandbox.Mode
 	// manualCompact and hideThoughts are the auto_compact and
 	// show_thoughts switches, off (both are on by default).
 	manualCompact bool
@@ -190,6 +194,9 @@ func (st *state) apply(ev session.Event) {
 		}
 		if p.Effort != "" {
 			st.ctl.effort = p.Effort
+		}
+		if m, err := sandbox.ParseMode(p.Sandbox); err == nil && st.ctl.sandbox != "" {
+			st.ctl.sandbox = m // only where the agent has a sandbox (the default set it)
 		}
 		if m, err := codemode.ParseMode(p.Tools); err == nil && p.Tools != "" {
 			st.ctl.tools = m // a mode this build does not know keeps the one before

@@ -53,6 +53,8 @@ type subagents struct {
 	meter       *meter
 	files       *Files
 	jobs        *jobs.Table
+	rules       registry.RuleChecker
+	memo        *registry.Memo
 	cwd         string
 	roots       []string
 	maxRequests int
@@ -241,7 +243,7 @@ func (g *subagents) Launch(ctx context.Context, c *registry.Call, p profiles.Pro
 		Prompt: prompt, Tools: scope, Pipeline: g.pipe, Schema: sch, MaxRequests: g.maxRequests,
 		NewCall: func(id, name string, args json.RawMessage) *registry.Call {
 			return &registry.Call{ID: id, Name: name, Args: args, Parent: c.ID, Agent: p.Name,
-				Cwd: g.cwd, Roots: g.roots, Files: g.files, Jobs: g.jobs}
+				Cwd: g.cwd, Roots: g.roots, Files: g.files, Jobs: g.jobs, Rules: g.rules, Memo: g.memo}
 		},
 		Start:  g.calls.start,
 		Finish: g.calls.finish,

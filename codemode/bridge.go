@@ -243,7 +243,8 @@ func (b *bridge) drain(reason string) {
 func (b *bridge) call(sc *subCall) *registry.Call {
 	if sc.c == nil {
 		p := b.parent
-		sc.c = &registry.Call{ID: sc.id, Name: sc.name, Parent: p.ID, Args: sc.args, Cwd: p.Cwd, Roots: p.Roots, Files: p.Files, Jobs: p.Jobs}
+		sc.c = &registry.Call{ID: sc.id, Name: sc.name, Parent: p.ID, Args: sc.args, Cwd: p.Cwd, Roots: p.Roots, Files: p.Files, Jobs: p.Jobs,
+			Rules: p.Rules, Memo: p.Memo}
 	}
 	return sc.c
 }

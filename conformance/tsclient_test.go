@@ -6,14 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 )
 
 // tsModel is an OpenAI-compatible endpoint for the TypeScript-client test.
@@ -71,13 +66,8 @@ func (m *tsModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // tsSeen is what client.mjs reports.
 type tsSeen struct {
-	Lines []struct {
-		Dir  string `json:"dir"`
-		Line string `json:"line"`
-	} `json:"lines"`
-	Sessions  map[string][]map[string]any `json:"sessions"`
-	Responses map[string]map[string]any   `json:"responses"`
-	Errors    map[string]string           `json:"errors"`
+	tsReport
+	Sessions map[string][]map[string]any `json:"sessions"`
 }
 
 func (s *tsSeen) updates(kind string) []map[string]any {
@@ -109,13 +99,9 @@ func (s *tsSeen) agentText() string {
 // against the 1.25 schemas the SDK ships. Skipped without node and npm, or
 // when the SDK cannot be installed.
 func TestTypeScriptClient(t *testing.T) {
-	dir, schema := installTSClient(t, "client.mjs")
-	if !schema.HasUpdate("notice") || schema.Unstable == nil {
-		t.Fatalf("the SDK's schema is not 1.25 with its unstable set (notice %v)", schema.HasUpdate("notice"))
-	}
-	bin, err := buildBridge()
-	if err != nil {
-		t.Fatal(err)
+	c := newTSClient(t)
+	if !c.schema.HasUpdate("notice") || c.schema.Unstable == nil {
+		t.Fatalf("the SDK's schema is not 1.25 with its unstable set (notice %v)", c.schema.HasUpdate("notice"))
 	}
 	model := &tsModel{first: map[string]bool{}}
 	srv := httptest.NewServer(model)
@@ -125,41 +111,10 @@ func TestTypeScriptClient(t *testing.T) {
 	run := func(name string, scenario map[string]any) *tsSeen {
 		t.Helper()
 		scenario["cwd"] = work
-		sc, _ := json.Marshal(scenario)
-		out := filepath.Join(dir, name+".json")
-		cmd := exec.CommandContext(t.Context(), "node", "client.mjs", bin,
-			"--base-url", srv.URL+"/v1", "--model", "mock-1", "--api-key-env", "MOCK_KEY", "--retries", "2")
-		cmd.Dir = dir
-		home := t.TempDir()
-		cmd.Env = append(os.Environ(), "SCENARIO="+string(sc), "OUT="+out, "MOCK_KEY=sk-ts",
-			"ACP_BRIDGE_STATE_DIR="+t.TempDir(), "HOME="+home, "XDG_CONFIG_HOME="+home)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: node: %v\n%s", name, err, b)
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var seen tsSeen
-		if err := json.Unmarshal(b, &seen); err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range seen.Errors {
-			t.Errorf("%s: %s failed: %s", name, k, v)
-		}
-		check := acpschema.NewChecker(schema)
-		for _, l := range seen.Lines {
-			dir := acpschema.FromAgent
-			if l.Dir == "out" {
-				dir = acpschema.ToAgent
-			}
-			if err := check.Check(dir, []byte(l.Line)); err != nil {
-				t.Errorf("%s: not valid against schema 1.25: %v\n%s", name, err, l.Line)
-			}
-		}
-		if u := check.Unchecked(); len(u) > 0 {
-			t.Errorf("%s: the 1.25 schema left messages unchecked: %v", name, u)
-		}
+		c.run(tsRun{Script: "client.mjs", Name: name, Scenario: scenario, Strict: true,
+			Args: []string{"--base-url", srv.URL + "/v1", "--model", "mock-1", "--api-key-env", "MOCK_KEY", "--retries", "2"},
+			Env:  []string{"MOCK_KEY=sk-ts"}}, &seen)
 		return &seen
 	}
 
@@ -255,51 +210,4 @@ func TestTypeScriptClient(t *testing.T) {
 	if got := in.Sessions[fmt.Sprint(in.Responses["fork"]["sessionId"])]; !strings.Contains(fmt.Sprint(got), "Forked answer.") {
 		t.Errorf("the fork's updates: %v", got)
 	}
-}
-
-// installTSClient copies the client script and the npm project from
-// testdata/tsclient into a temporary directory, installs the official
-// TypeScript SDK there (npm ci, from the lock file), and loads the schema
-// release the SDK ships. It skips the test in -short mode, without node and
-// npm, or when the SDK cannot be installed.
-func installTSClient(t *testing.T, script string) (dir string, schema *acpschema.Schema) {
-	t.Helper()
-	dir = installNodePackage(t, "tsclient", script)
-	// The SDK ships the schema release it speaks (1.25.0 stable and unstable).
-	schema, err := acpschema.Load(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, schema
-}
-
-// installNodePackage copies testdata/<pkg>'s package files and script into
-// a temporary directory and installs them there (npm ci: the lock file's
-// versions). Skipped without node and npm, or when npm cannot install.
-func installNodePackage(t *testing.T, pkg, script string) (dir string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("installs an npm package and runs node")
-	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s: %v", tool, err)
-		}
-	}
-	dir = t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json", script} {
-		b, err := os.ReadFile(filepath.Join("testdata", pkg, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	npm := exec.CommandContext(t.Context(), "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	npm.Dir = dir
-	if out, err := npm.CombinedOutput(); err != nil {
-		t.Skipf("cannot install testdata/%s's packages: %v\n%s", pkg, err, out)
-	}
-	return dir
 }

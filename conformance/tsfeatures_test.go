@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -139,123 +138,60 @@ func lastMessage(body map[string]any) (string, string) {
 	return role, fmt.Sprint(last["content"])
 }
 
-// tsFeatures installs the SDK once per test and runs scenarios of
-// features.mjs against the real binary.
+// tsFeatures runs scenarios of features.mjs against the real binary.
 type tsFeatures struct {
-	t      *testing.T
-	dir    string // the npm project
-	bin    string
-	schema *acpschema.Schema
-	// newer is the newer schema beside the checkout (with its unstable
-	// set), when there is one: every message is checked against it too.
-	newer *acpschema.Schema
+	*tsClient
+	// schemas are the SDK's, and the newer schema beside the checkout
+	// (with its unstable set) when there is one: every message is checked
+	// against each.
+	schemas []*acpschema.Schema
 }
 
 func newTSFeatures(t *testing.T) *tsFeatures {
 	t.Helper()
-	dir, schema := installTSClient(t, "features.mjs")
-	if schema.Unstable == nil {
+	c := newTSClient(t)
+	if c.schema.Unstable == nil {
 		t.Fatal("the SDK's schema comes without its unstable set")
 	}
-	bin, err := buildBridge()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &tsFeatures{t: t, dir: dir, bin: bin, schema: schema}
+	f := &tsFeatures{tsClient: c, schemas: []*acpschema.Schema{c.schema}}
 	if d, err := acpschema.Newer(); err != nil {
 		t.Fatal(err)
 	} else if d != "" {
-		if f.newer, err = acpschema.Load(filepath.Join(d, "schema.json")); err != nil {
+		newer, err := acpschema.Load(filepath.Join(d, "schema.json"))
+		if err != nil {
 			t.Fatal(err)
 		}
+		f.schemas = append(f.schemas, newer)
 	}
 	return f
 }
 
 // tsOut is what features.mjs reports.
 type tsOut struct {
-	Lines []struct {
-		Proc int    `json:"proc"`
-		Dir  string `json:"dir"`
-		Line string `json:"line"`
-	} `json:"lines"`
-	Sessions  map[string][]map[string]any `json:"sessions"`
-	Responses map[string]map[string]any   `json:"responses"`
-	Errors    map[string]struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"errors"`
-	Marks        map[string]int   `json:"marks"`
-	Elicitations []map[string]any `json:"elicitations"`
-	Completions  []map[string]any `json:"completions"`
+	tsReport
+	Sessions     map[string][]map[string]any `json:"sessions"`
+	Marks        map[string]int              `json:"marks"`
+	Elicitations []map[string]any            `json:"elicitations"`
+	Completions  []map[string]any            `json:"completions"`
 }
 
 // run runs one scenario with the bridge's state in stateDir (a fresh one
-// when ""), checks every message of it against the SDK's schemas, and
-// returns what the client saw. extraArgs go to the bridge after the model
-// flags; env adds to its environment.
+// when ""), checks every message of it against the schemas, and returns
+// what the client saw. bridgeArgs go to the bridge; env adds to its
+// environment.
 func (f *tsFeatures) run(srv *httptest.Server, stateDir string, scenario map[string]any, bridgeArgs []string, env ...string) *tsOut {
 	t := f.t
 	t.Helper()
-	if stateDir == "" {
-		stateDir = t.TempDir()
-	}
 	scenario["control"] = srv.URL + "/control"
 	if _, ok := scenario["cwd"]; !ok {
 		scenario["cwd"] = t.TempDir()
 	}
-	sc, _ := json.Marshal(scenario)
-	out := filepath.Join(t.TempDir(), "out.json")
-	args := append([]string{"features.mjs", f.bin}, bridgeArgs...)
-	cmd := exec.CommandContext(t.Context(), "node", args...)
-	cmd.Dir = f.dir
-	home := t.TempDir()
-	cmd.Env = append(append(os.Environ(), "SCENARIO="+string(sc), "OUT="+out,
-		"ACP_BRIDGE_STATE_DIR="+stateDir, "HOME="+home, "XDG_CONFIG_HOME="+home), env...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: node: %v\n%s", scenario["name"], err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
+	if stateDir != "" {
+		env = append(env, "ACP_BRIDGE_STATE_DIR="+stateDir)
 	}
 	var seen tsOut
-	if err := json.Unmarshal(b, &seen); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"scenario", "connection0", "connection1"} {
-		if e, ok := seen.Errors[k]; ok {
-			t.Fatalf("%s: %s: %s", scenario["name"], k, e.Message)
-		}
-	}
-	checks, newer := map[int]*acpschema.Checker{}, map[int]*acpschema.Checker{}
-	for _, l := range seen.Lines {
-		c := checks[l.Proc]
-		if c == nil {
-			c = acpschema.NewChecker(f.schema)
-			checks[l.Proc] = c
-			if f.newer != nil {
-				newer[l.Proc] = acpschema.NewChecker(f.newer)
-			}
-		}
-		dir := acpschema.FromAgent
-		if l.Dir == "out" {
-			dir = acpschema.ToAgent
-		}
-		if err := c.Check(dir, []byte(l.Line)); err != nil {
-			t.Errorf("%s: not valid against the SDK's schemas: %v\n%s", scenario["name"], err, l.Line)
-		}
-		if n := newer[l.Proc]; n != nil {
-			if err := n.Check(dir, []byte(l.Line)); err != nil {
-				t.Errorf("%s: not valid against %s: %v\n%s", scenario["name"], f.newer.Path, err, l.Line)
-			}
-		}
-	}
-	for _, c := range checks {
-		if u := c.Unchecked(); len(u) > 0 {
-			t.Errorf("%s: the schemas left messages unchecked: %v", scenario["name"], u)
-		}
-	}
+	f.tsClient.run(tsRun{Script: "features.mjs", Name: fmt.Sprint(scenario["name"]), Scenario: scenario,
+		Args: bridgeArgs, Env: env, Schemas: f.schemas}, &seen)
 	return &seen
 }
 

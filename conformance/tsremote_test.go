@@ -110,7 +110,7 @@ func agentTextOf(us []map[string]any) string {
 // a new connection and loads the session back. Skipped without node and
 // npm, or when the packages cannot be installed.
 func TestTypeScriptRemoteClients(t *testing.T) {
-	dir := installNodePackage(t, "tsremote", "remote.mjs")
+	dir := installNodePackage(t, "tsremote")
 	bin, err := buildBridge()
 	if err != nil {
 		t.Fatal(err)

@@ -2,29 +2,23 @@ package conformance_test
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
+	"github.com/acp-bridge/acp-bridge/conformance/v2walk"
 )
 
 // tsV2Seen is what v2client.mjs reports.
 type tsV2Seen struct {
-	Lines []struct {
-		Dir  string `json:"dir"`
-		Line string `json:"line"`
-	} `json:"lines"`
-	Updates     []map[string]any          `json:"updates"`
-	Responses   map[string]map[string]any `json:"responses"`
-	Errors      map[string]string         `json:"errors"`
-	Permissions []map[string]any          `json:"permissions"`
-	Before      int                       `json:"before"`
-	AtResume    int                       `json:"atResume"`
+	tsReport
+	Updates     []map[string]any `json:"updates"`
+	Permissions []map[string]any `json:"permissions"`
+	Before      int              `json:"before"`
+	AtResume    int              `json:"atResume"`
 }
 
 // TestTypeScriptV2Client drives the real binary with the official
@@ -36,60 +30,20 @@ type tsV2Seen struct {
 // schema the SDK ships. Skipped without node and npm, or when the SDK
 // cannot be installed.
 func TestTypeScriptV2Client(t *testing.T) {
-	dir, _ := installTSClient(t, "v2client.mjs")
-	schema, err := acpschema.Load(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "schema", "v2", "schema.unstable.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := buildBridge()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTSClient(t)
+	schema := c.sdkSchema("v2/schema.unstable.json")
 	work, state := t.TempDir(), t.TempDir()
 	model := filepath.Join(t.TempDir(), "model.json")
-	if err := os.WriteFile(model, []byte(`{"responses":[
-		{"parts":[{"text":"Listing."},{"tool_call":{"id":"c1","name":"bash","arguments":{"command":"printf 'one\\ntwo\\n'"}}}]},
-		{"parts":[{"text":"Done."}]},
-		{"parts":[{"tool_call":{"id":"c2","name":"bash","arguments":{"command":"echo started; sleep 30"}}}]}]}`), 0o644); err != nil {
+	if err := os.WriteFile(model, []byte(v2walk.Model), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
 	run := func(name string, scenario map[string]any) *tsV2Seen {
 		t.Helper()
 		scenario["cwd"] = work
-		sc, _ := json.Marshal(scenario)
-		out := filepath.Join(dir, name+".json")
-		cmd := exec.CommandContext(t.Context(), "node", "v2client.mjs", bin, "--model", "script:"+model)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "SCENARIO="+string(sc), "OUT="+out,
-			"ACP_BRIDGE_STATE_DIR="+state, "HOME="+home, "XDG_CONFIG_HOME="+home)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: node: %v\n%s", name, err, b)
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var seen tsV2Seen
-		if err := json.Unmarshal(b, &seen); err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range seen.Errors {
-			t.Errorf("%s: %s failed: %s", name, k, v)
-		}
-		check := acpschema.NewChecker(schema)
-		for _, l := range seen.Lines {
-			d := acpschema.FromAgent
-			if l.Dir == "out" {
-				d = acpschema.ToAgent
-			}
-			if err := check.Check(d, []byte(l.Line)); err != nil {
-				t.Errorf("%s: not valid against the SDK's v2 schema: %v\n%s", name, err, l.Line)
-			}
-		}
-		if u := check.Unchecked(); len(u) > 0 {
-			t.Errorf("%s: unchecked: %v", name, u)
-		}
+		c.run(tsRun{Script: "v2client.mjs", Name: name, Scenario: scenario, Strict: true,
+			Args: []string{"--model", "script:" + model}, Env: []string{"ACP_BRIDGE_STATE_DIR=" + state},
+			Schemas: []*acpschema.Schema{schema}}, &seen)
 		return &seen
 	}
 

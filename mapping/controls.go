@@ -11,6 +11,8 @@ const (
 	ConfigMode  = "mode"
 	ConfigModel = "model"
 	ConfigTools = "tools_mode" // native, code, both (Code Mode)
+	// ConfigSandbox is the sandbox mode of the commands the agent runs.
+	ConfigSandbox = "sandbox"
 	// ConfigEffort is the reasoning effort (category thought_level), for a
 	// model that takes one.
 	ConfigEffort = "reasoning_effort"
@@ -116,6 +118,13 @@ func ConfigOptions(c session.Controls, booleans bool) []acp.ConfigOption {
 			ID: ConfigTools, Name: "Tools", Category: "_tools", Type: "select",
 			Description:  "How the model calls tools: each directly, through run_code TypeScript programs, or both",
 			CurrentValue: c.Tools, Options: selectOptions(c.ToolsModes),
+		})
+	}
+	if len(c.Sandboxes) > 0 {
+		out = append(out, acp.ConfigOption{
+			ID: ConfigSandbox, Name: "Sandbox", Category: "_sandbox", Type: "select",
+			Description:  "How the kernel confines the commands the agent runs (bash, jobs, hooks, MCP servers)",
+			CurrentValue: c.Sandbox, Options: selectOptions(c.Sandboxes),
 		})
 	}
 	if booleans {

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // Transport kinds of a Server.
@@ -36,6 +37,9 @@ type Server struct {
 	Args    []string
 	Env     []EnvVar // added to the bridge's own environment
 	Dir     string   // working directory; "" is the bridge's
+	// Sandbox confines the server's process (sandbox.Wrap); nil runs it
+	// as it is. A server started under a policy keeps it until restarted.
+	Sandbox *sandbox.Policy
 
 	// http, sse
 	URL     string

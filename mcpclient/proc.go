@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acp-bridge/acp-bridge/internal/procgroup"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // process is one stdio server process. We manage it ourselves rather than
@@ -59,6 +60,10 @@ func startProcess(s Server, log *slog.Logger) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := sandbox.Wrap(cmd, s.Sandbox); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, err
+	}
 	// A group of its own: servers started through npx or a shell leave
 	// grandchildren, and all of them must die with the bridge.
 	group, err := procgroup.Start(cmd)

@@ -60,7 +60,7 @@ func Builtins() []Profile {
 		{Name: "general", Source: BuiltIn,
 			Description: "your tools; a self-contained multi-step task whose details you need not see"},
 		{Name: "explorer", Source: BuiltIn, ReadOnly: true,
-			Description:  "read-only tools (read, grep, glob…): finds and reads code, answers questions about it",
+			Description:  "read-only tools (read, grep, glob, web_fetch…): finds and reads code and its documentation, answers questions about it",
 			Instructions: "You are an explorer: you can only look, never change anything. Search and read what the task needs, then answer it precisely, citing files and lines."},
 	}
 }

@@ -130,6 +130,11 @@ type Call struct {
 	// nil where there is none.
 	Jobs *jobs.Table
 	Ask  Asker // the user, when the editor can be asked (elicitation); nil otherwise
+	// Rules is the session's permission rules, for a tool that asks them
+	// again about what it reaches on its own (memo.go); nil: no rules.
+	Rules RuleChecker
+	// Memo is the session's short-lived memory for tools; nil: none.
+	Memo *Memo
 
 	// input is Args decoded by the tool (Def.Input): made once, read by
 	// every stage after.

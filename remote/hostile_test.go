@@ -1,13 +1,17 @@
 package remote
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -242,5 +246,26 @@ func TestIdleConnectionClosed(t *testing.T) {
 	c.conn = resp.Header.Get(HeaderConnectionID)
 	if code := status(t, c.req("POST", `{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}`, nil)); code != 404 {
 		t.Errorf("POST on the closed connection: %d, want 404", code)
+	}
+}
+
+// TestSlowBodyCut: a body that trickles in is cut off after WriteTimeout
+// instead of holding its connection for good.
+func TestSlowBodyCut(t *testing.T) {
+	s := newTestServer(t, Options{WriteTimeout: 50 * time.Millisecond})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "POST /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":")
+	conn.SetReadDeadline(time.Now().Add(never))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a trickling body: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a trickling body: %d, want 400", resp.StatusCode)
 	}
 }

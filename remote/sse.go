@@ -57,6 +57,11 @@ func (s *streams) send(session string, line []byte) error {
 		b = s.boxes[""]
 	}
 	if s.queued+len(line) > s.limit {
+		// The client is dropped: nothing queued is written any more.
+		for _, b := range s.boxes {
+			b.q = nil
+		}
+		s.queued = 0
 		return errSlow
 	}
 	b.q = append(b.q, line)
@@ -82,8 +87,9 @@ func (s *streams) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
+		// What is queued stays for a writer still at work (a socket's
+		// last frames, ws.go); nothing more is queued.
 		s.closed = true
-		s.boxes = nil
 		close(s.done)
 	}
 }
@@ -139,6 +145,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
+	// A body that trickles in holds a goroutine and a descriptor: it has
+	// WriteTimeout to arrive, as a client has to read.
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.o.WriteTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -41,7 +40,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(s.o.MaxBody)
-	out := &socket{ws: ws, limit: s.o.MaxBuffered, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	out := newSocket(ws, s.o.MaxBuffered)
 	c.setSink(out)
 	c.listen(1)
 	// The writer outlives this handler: it writes what is queued (the
@@ -93,56 +92,21 @@ func deliverRPCError(err error) *acp.Error {
 	return &acp.Error{Code: acp.CodeInvalidRequest, Message: err.Error()}
 }
 
-// socket is a WebSocket connection's outbound queue, bounded like
-// streams, written by one goroutine (run) that also pings the client.
+// socket is a WebSocket connection's outbound queue: streams with the
+// connection's mailbox alone (there are no session streams), written by
+// one goroutine (run) that also pings the client.
 type socket struct {
-	ws     *websocket.Conn
-	mu     sync.Mutex
-	q      [][]byte
-	queued int
-	limit  int
-	closed bool
-	wake   chan struct{}
-	done   chan struct{}
+	*streams
+	ws  *websocket.Conn
+	box *mailbox
 }
 
-func (s *socket) send(_ string, line []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	if s.queued+len(line) > s.limit {
-		s.q, s.queued = nil, 0 // the client is dropped: nothing more is written
-		return errSlow
-	}
-	s.q = append(s.q, line)
-	s.queued += len(line)
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-	return nil
+func newSocket(ws *websocket.Conn, limit int) *socket {
+	st := newStreams(limit, 0)
+	return &socket{streams: st, ws: ws, box: st.boxes[""]}
 }
 
 func (s *socket) openSession(string) {}
-
-func (s *socket) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.closed = true // what is queued is still written (run), then the socket closes
-		close(s.done)
-	}
-}
-
-func (s *socket) take() [][]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.q
-	s.q, s.queued = nil, 0
-	return q
-}
 
 // run writes what is queued, each frame within the write timeout, and
 // pings every KeepAlive (a half-open socket fails its ping); a client that
@@ -155,7 +119,7 @@ func (s *socket) run(ctx context.Context, c *conn, srv *Server) {
 		s.ws.CloseNow()
 	}
 	flush := func() bool {
-		for _, l := range s.take() {
+		for _, l := range s.take(s.box) {
 			wctx, cancel := context.WithTimeout(ctx, srv.o.WriteTimeout)
 			err := s.ws.Write(wctx, websocket.MessageText, bytes.TrimRight(l, "\n"))
 			cancel()
@@ -171,7 +135,7 @@ func (s *socket) run(ctx context.Context, c *conn, srv *Server) {
 			return
 		}
 		select {
-		case <-s.wake:
+		case <-s.box.wake:
 		case <-ping.C:
 			pctx, cancel := context.WithTimeout(ctx, srv.o.WriteTimeout)
 			err := s.ws.Ping(pctx)

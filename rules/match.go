@@ -13,6 +13,7 @@ type Target struct {
 	Tool    string   // the call's tool name
 	Command string   // bash: the command line
 	Paths   []string // file tools: the absolute path, and where its symlinks lead when that differs
+	Domain  string   // web_fetch: the host its URL names (Domain)
 }
 
 // TargetOf reads the parts of a call that rules match: the command of a
@@ -25,6 +26,7 @@ func TargetOf(tool string, args json.RawMessage, cwd string) Target {
 		Command  string `json:"command"`
 		FilePath string `json:"file_path"`
 		Path     string `json:"path"`
+		URL      string `json:"url"`
 	}
 	_ = json.Unmarshal(args, &a)
 	switch tool {
@@ -34,6 +36,8 @@ func TargetOf(tool string, args json.RawMessage, cwd string) Target {
 		t.Paths = paths(cwd, a.FilePath)
 	case "glob", "grep":
 		t.Paths = paths(cwd, a.Path)
+	case "web_fetch":
+		t.Domain = Domain(a.URL)
 	}
 	return t
 }
@@ -72,22 +76,79 @@ func paths(cwd, p string) []string {
 // wins over ask, ask over allow, whatever the order or source.
 type Set []Rule
 
+// computedKind is the Source.Kind of the ask Decide makes for a command
+// whose program name is computed.
+const computedKind = "computed"
+
 // Decide finds the rule that decides t: a deny rule that matches, else an
 // ask rule, else an allow rule (for a command line, one that covers every
-// command in it). ok is false when no rule speaks.
+// command in it). ok is false when no rule speaks. A deny or ask rule for
+// bash matches a command line's text and also each command as the shell
+// reads it (rules/shell.go); while a deny rule for bash exists, a command
+// whose program name is computed ($(…), $VAR, eval of a variable) or a
+// line the parser cannot read is asked about: no rule could see what it
+// runs.
 func (s Set) Decide(t Target) (r Rule, ok bool) {
-	var cmds []string // the commands a deny or ask rule looks at, cut once
-	if t.Command != "" {
+	var cmds, norms []string // the commands a deny or ask rule looks at, cut once
+	var computed string
+	if t.Command != "" && strings.EqualFold(t.Tool, "bash") && s.speaksOfCommands() {
 		cmds = anyCommands(t.Command)
-	}
-	for _, e := range []Effect{Deny, Ask} {
-		for _, r := range s {
-			if r.Effect == e && r.matches(t, cmds) {
-				return r, true
+		parsed, ok := parseLine(t.Command)
+		if !ok {
+			computed = t.Command
+		}
+		for _, c := range parsed {
+			norms = append(norms, c.normalForms()...)
+			if computed == "" {
+				computed = c.computed
 			}
 		}
 	}
+	for _, e := range []Effect{Deny, Ask} {
+		for _, r := range s {
+			if r.Effect == e && (r.matches(t, cmds) || r.matchesNormal(norms)) {
+				return r, true
+			}
+		}
+		if e == Deny && computed != "" && s.deniesCommands() {
+			return Rule{Effect: Ask, Text: computed, Source: Source{Kind: computedKind}}, true
+		}
+	}
 	return s.allowed(t)
+}
+
+// speaksOfCommands reports whether a deny or ask rule is about bash.
+func (s Set) speaksOfCommands() bool {
+	for _, r := range s {
+		if r.Effect != Allow && r.tool == "bash" {
+			return true
+		}
+	}
+	return false
+}
+
+// deniesCommands reports whether a deny rule is about bash.
+func (s Set) deniesCommands() bool {
+	for _, r := range s {
+		if r.Effect == Deny && r.tool == "bash" {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesNormal reports whether a bash deny or ask rule with a pattern
+// matches one of the normal forms of a line's commands.
+func (r Rule) matchesNormal(norms []string) bool {
+	if r.normal == nil {
+		return false
+	}
+	for _, n := range norms {
+		if r.normal.MatchString(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // allowed finds the allow rule for t. A command line is allowed only when
@@ -125,7 +186,7 @@ func (s Set) allowed(t Target) (Rule, bool) {
 		return first, true
 	}
 	for _, r := range s {
-		if r.Effect == Allow && r.coversTool(t.Tool) && (!r.has || r.matchesAnyPath(t.Paths)) {
+		if r.Effect == Allow && r.coversTool(t.Tool) && (!r.has || r.matchesTarget(t)) {
 			return r, true
 		}
 	}
@@ -149,8 +210,21 @@ func (r Rule) matches(t Target, cmds []string) bool {
 		}
 		return false
 	}
+	return r.matchesTarget(t)
+}
+
+// matchesTarget matches a rule's pattern against what the call names: a
+// domain for a WebFetch rule, else a path.
+func (r Rule) matchesTarget(t Target) bool {
+	if r.domain != "" {
+		return matchesDomain(r.domain, t.Domain)
+	}
 	return r.matchesAnyPath(t.Paths)
 }
+
+// Specific reports whether the rule names what a call targets (a pattern:
+// a command, a path, a domain) rather than every call of a tool.
+func (r Rule) Specific() bool { return r.has }
 
 func (r Rule) matchesAnyPath(ps []string) bool {
 	for _, p := range ps {
@@ -173,6 +247,8 @@ func (r Rule) coversTool(tool string) bool {
 		return tool == "glob" || tool == "grep"
 	case r.tool == "edit":
 		return tool == "write"
+	case webTools[r.tool] != "":
+		return tool == webTools[r.tool]
 	case strings.HasPrefix(r.tool, "mcp__"):
 		server := strings.TrimSuffix(strings.TrimSuffix(r.tool, "*"), "__")
 		return strings.Count(server, "__") == 1 && strings.HasPrefix(tool, server+"__")

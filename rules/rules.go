@@ -58,12 +58,20 @@ type Rule struct {
 	arg  string         // the pattern inside the parentheses
 	has  bool           // the rule has a parenthesised pattern
 	cmd  *regexp.Regexp // a whole command, from its first word
+	// domain is a WebFetch rule's host pattern, normalised (web.go)
+	domain string
 	// anywhere is cmd starting at any word: a deny or ask rule's match
 	anywhere *regexp.Regexp
+	// normal matches a command's normal form (normalize, rules/shell.go):
+	// what a deny or ask rule also compares, so spelling does not escape it
+	normal *regexp.Regexp
 }
 
 // String names the rule and where it comes from, for messages.
 func (r Rule) String() string {
+	if r.Source.Kind == computedKind {
+		return fmt.Sprintf("rule that a command whose program is computed (`%s`) is asked about while a Bash deny rule exists", r.Text)
+	}
 	return fmt.Sprintf("%s rule `%s` (%s)", r.Effect, r.Text, r.Source)
 }
 
@@ -100,6 +108,10 @@ func Parse(effect Effect, text string, src Source) (Rule, error) {
 				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
 			}
 			r.cmd, r.anywhere = re, anywhere
+			p, prefix := strings.CutSuffix(collapse(r.arg), ":*")
+			if r.normal, err = regexp.Compile(normalPattern(strings.Fields(p), prefix)); err != nil {
+				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
+			}
 		}
 	case "read", "edit", "write", "glob", "grep":
 		if r.has {
@@ -107,9 +119,17 @@ func Parse(effect Effect, text string, src Source) (Rule, error) {
 				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
 			}
 		}
+	case "webfetch", "web_fetch":
+		if r.has {
+			d, err := domainPattern(r.arg)
+			if err != nil {
+				return Rule{}, fmt.Errorf("rule %q: %v", text, err)
+			}
+			r.domain = d
+		}
 	default:
 		if r.has {
-			return Rule{}, fmt.Errorf("rule %q: only Bash and the file tools (Read, Edit, Write, Glob, Grep) take a pattern; name an MCP tool as mcp__server__tool", text)
+			return Rule{}, fmt.Errorf("rule %q: only Bash, the file tools (Read, Edit, Write, Glob, Grep) and WebFetch take a pattern; name an MCP tool as mcp__server__tool", text)
 		}
 	}
 	return r, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,8 +69,33 @@ func TestDecideCommands(t *testing.T) {
 		{"sudo rm -rf /", "Bash(rm -rf:*)"},
 		{"bash -c 'rm -rf /'", "Bash(rm -rf:*)"},
 		{"echo $(rm -rf /tmp/x)", "Bash(rm -rf:*)"},
-		{"rm -r -f /", ""}, // documented: patterns are text
+		// The shell's reading: quoting undone, the program by its base
+		// name, short flags a set (issue 39's spellings).
+		{"rm -r -f /", "Bash(rm -rf:*)"},
+		{"rm -fr /", "Bash(rm -rf:*)"},
+		{"rm -rfv /", "Bash(rm -rf:*)"},
+		{"/bin/rm -rf /", "Bash(rm -rf:*)"},
+		{"r''m -rf /", "Bash(rm -rf:*)"},
+		{`\rm -rf /`, "Bash(rm -rf:*)"},
+		{`"rm" -rf /`, "Bash(rm -rf:*)"},
+		{`r\m -r -- -f`, ""}, // -f after -- is a file name
+		{"rm -r x", ""},
+		{"rm x -rf", "Bash(rm -rf:*)"},
+		{"(cd /tmp && /usr/bin/rm -f -r x)", "Bash(rm -rf:*)"},
+		{"git push -f origin", "Bash(git push:*)"},
+		// A computed program name is asked while a Bash deny rule exists.
+		{"$(printf rm) -rf /", "$(printf rm)"},
+		{"$RM -rf /", "$RM"},
+		{"`echo rm` x", "$(echo rm)"}, // shown as the parser prints it
+		{`eval "$X"`, `eval "$X"`},
+		{"/bin/r? -rf /", "/bin/r?"},
+		{"sudo $CMD", "$CMD"},
+		{"bash -c \"$X\"", `bash -c "$X"`},
+		{"echo 'unclosed", "echo 'unclosed"},
+		{"[ -f x ]", ""}, // the test command, not a glob
+		{"echo $HOME", ""},
 		{"git push origin main", "Bash(git push:*)"},
+		{"g''it push", "Bash(git push:*)"},
 		{"go test; git push", "Bash(git push:*)"},
 	} {
 		r, ok := s.Decide(Target{Tool: "bash", Command: tc.cmd})
@@ -174,5 +200,22 @@ func TestDecideToolsAndMCP(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: decided by %q, want %q", tc.tool, got, tc.want)
 		}
+	}
+}
+
+// Without a deny rule for Bash, a computed program name is decided as any
+// other command (an ask rule or the tool's own approval).
+func TestComputedWithoutDeny(t *testing.T) {
+	s := set(t, "/w", [2]string{"ask", "Bash(git push:*)"}, [2]string{"deny", "Read(*.pem)"})
+	if r, ok := s.Decide(Target{Tool: "bash", Command: "$(printf rm) -rf /"}); ok {
+		t.Errorf("decided by %v, want no rule", r)
+	}
+	s = set(t, "/w", [2]string{"deny", "Bash(curl:*)"})
+	r, ok := s.Decide(Target{Tool: "Bash", Command: "$(printf rm) -rf /"})
+	if !ok || r.Effect != Ask {
+		t.Fatalf("decided %v %v, want ask", r, ok)
+	}
+	if got := r.String(); !strings.Contains(got, "computed") {
+		t.Errorf("String() = %q, want it to say the program is computed", got)
 	}
 }

@@ -34,6 +34,12 @@ type Controls struct {
 	// takes one (the thought_level option).
 	Effort  string   `json:"effort,omitempty"`
 	Efforts []Choice `json:"efforts,omitempty"`
+	// Sandbox is the sandbox mode for the commands the agent runs
+	// (workspace-write, read-only, off) among Sandboxes; none when the
+	// agent offers no sandbox choice. A log from before it has none: the
+	// agent's default holds.
+	Sandbox   string   `json:"sandbox,omitempty"`
+	Sandboxes []Choice `json:"sandboxes,omitempty"`
 	// Switches are the on/off settings (boolean config options, shown
 	// only to clients that take them). A log from before them has none:
 	// each keeps its default.

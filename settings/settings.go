@@ -26,6 +26,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/hooks"
 	"github.com/acp-bridge/acp-bridge/rules"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // ProjectFile is where a project keeps its settings, relative to its root.
@@ -39,6 +40,16 @@ type Section struct {
 	Hooks map[string][]HookSpec `yaml:"hooks"`
 	// Timeouts by tool name, or MCP server (mcp__server), as durations.
 	Timeouts map[string]string `yaml:"timeouts"`
+	// Sandbox is a project's sandbox settings, which only tighten the
+	// user's: a stricter mode, the network off (the user's own are in
+	// their config file, cmd/acp-bridge).
+	Sandbox SandboxSpec `yaml:"sandbox"`
+}
+
+// SandboxSpec is a project's sandbox settings as written.
+type SandboxSpec struct {
+	Mode    string `yaml:"mode"`    // workspace-write or read-only ("off" tightens nothing)
+	Network *bool  `yaml:"network"` // false turns the network off; true adds nothing
 }
 
 // Permissions are rule strings by effect.
@@ -58,7 +69,7 @@ type HookSpec struct {
 // Empty reports whether the section says nothing.
 func (s Section) Empty() bool {
 	p := s.Permissions
-	return len(p.Allow)+len(p.Ask)+len(p.Deny)+len(s.Hooks)+len(s.Timeouts) == 0
+	return len(p.Allow)+len(p.Ask)+len(p.Deny)+len(s.Hooks)+len(s.Timeouts) == 0 && s.Sandbox == (SandboxSpec{})
 }
 
 // Policy is a compiled section, or several merged.
@@ -66,6 +77,11 @@ type Policy struct {
 	Rules    rules.Set
 	Hooks    hooks.Set
 	Timeouts map[string]Limit
+	// SandboxMode is the least a command is confined ("" for no floor),
+	// and NoNetwork turns the sandbox's network off whatever the user
+	// allowed: what a project asks for (it only tightens).
+	SandboxMode sandbox.Mode
+	NoNetwork   bool
 }
 
 // Limit is a configured timeout and where it was set, so a call it stops
@@ -132,13 +148,25 @@ func (s Section) Compile(src rules.Source, root string) (Policy, []error) {
 		}
 		p.Timeouts[strings.ToLower(name)] = Limit{D: d, Where: where}
 	}
+	if s.Sandbox.Mode != "" {
+		if m, err := sandbox.ParseMode(s.Sandbox.Mode); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox.mode: %v", err))
+		} else {
+			p.SandboxMode = m
+		}
+	}
+	p.NoNetwork = s.Sandbox.Network != nil && !*s.Sandbox.Network
 	return p, errs
 }
 
 // Merge adds q after p: rules and hooks of both (the user's hooks run
 // first), q's timeouts over p's.
 func (p Policy) Merge(q Policy) Policy {
-	out := Policy{Rules: append(slices.Clip(p.Rules), q.Rules...), Hooks: append(slices.Clip(p.Hooks), q.Hooks...)}
+	out := Policy{Rules: append(slices.Clip(p.Rules), q.Rules...), Hooks: append(slices.Clip(p.Hooks), q.Hooks...),
+		SandboxMode: p.SandboxMode, NoNetwork: p.NoNetwork || q.NoNetwork}
+	if q.SandboxMode.Rank() > out.SandboxMode.Rank() {
+		out.SandboxMode = q.SandboxMode // the tighter one
+	}
 	if len(p.Timeouts)+len(q.Timeouts) > 0 {
 		out.Timeouts = map[string]Limit{}
 		for _, m := range []map[string]Limit{p.Timeouts, q.Timeouts} {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // runCommand runs the commands other than serving ACP on stdio (login,
@@ -12,6 +14,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 0, false
 	}
 	switch args[0] {
+	case sandbox.HelperArg:
+		// Hidden: confine this process and exec the command (sandbox.go).
+		return sandbox.HelperMain(args[1:]), true
 	case reaperArg:
 		return runReaper(stdin), true
 	case "login":

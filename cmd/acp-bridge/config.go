@@ -80,6 +80,12 @@ type config struct {
 	// policy is the config file's permissions, hooks and timeouts,
 	// compiled (rules anchored at each session's workspace).
 	policy settings.Policy
+	// sandbox is the config file's sandbox settings, the mode overridden
+	// by ACP_BRIDGE_SANDBOX and --sandbox (sandbox.go).
+	sandbox sandboxConfig
+
+	// web is the web tools' section (web.go).
+	web webConfig
 }
 
 // fileConfig is the YAML config file.
@@ -100,11 +106,13 @@ type fileConfig struct {
 		Level string `yaml:"level"`
 		File  string `yaml:"file"`
 	} `yaml:"log"`
+	Sandbox sandboxConfig `yaml:"sandbox"`
 	// The policy keys, as in a project's .acp-bridge/settings.yaml
 	// (package settings).
 	Permissions settings.Permissions           `yaml:"permissions"`
 	Hooks       map[string][]settings.HookSpec `yaml:"hooks"`
 	Timeouts    map[string]string              `yaml:"timeouts"`
+	Web         webConfig                      `yaml:"web"`
 }
 
 type providerConfig struct {
@@ -167,11 +175,13 @@ Environment:
   OPENAI_API_KEY                the key for other endpoints, unless --api-key-env names another
   ACP_BRIDGE_PERMISSION_MODE    like --permission-mode
   ACP_BRIDGE_OFFER_BYPASS       like --offer-bypass (true or false)
+  ACP_BRIDGE_SANDBOX            like --sandbox
   ACP_BRIDGE_TOOLS_MODE         like --tools-mode
   ACP_BRIDGE_MAX_TURN_REQUESTS  like --max-turn-requests
   ACP_BRIDGE_LOG_LEVEL          like --log-level
   ACP_BRIDGE_LOG_FILE           like --log-file
   ACP_BRIDGE_STATE_DIR          like --state-dir (empty: keep sessions in memory only)
+  ACP_BRIDGE_SEARXNG_URL        like web.search.searxng
 
 Config file (YAML; every key optional):
   model: deepseek/deepseek-chat      # provider/name, a model name, or script:FILE
@@ -179,6 +189,11 @@ Config file (YAML; every key optional):
   offer_bypass: false                # offer bypass in the editor's mode picker
   tools:
     mode: native                     # native | code | both
+  sandbox:
+    mode: workspace-write            # workspace-write | read-only | off: how commands are confined
+    network: false                   # let confined commands use the network
+    escalate: false                  # in bypass mode, still offer to run a refused command outside
+    writable: [~/.cache/go-build]    # more directories confined commands may write under
   providers:                         # in picker order; "deepseek" is built in
     deepseek:
       base_url: https://api.deepseek.com
@@ -201,6 +216,10 @@ Config file (YAML; every key optional):
   log:
     level: info
     file: /tmp/acp-bridge.log
+  web:
+    search:                          # offers web_search; none: not offered
+      searxng: http://localhost:8888 # a SearxNG instance with json in search.formats
+      # brave_api_key_env: BRAVE_API_KEY   # or the Brave Search API, its key in this variable
 `
 
 var errVersion = errors.New("version")
@@ -231,6 +250,7 @@ func parseFlags(name string, args []string, stdout io.Writer, extra ...func(*fla
 		maxTurn, maxTokens, contextWindow, retries                                                int
 		idle                                                                                      time.Duration
 		images, version, offerBypass                                                              bool
+		sandbox                                                                                   string
 	}
 	fl := flag.NewFlagSet(name, flag.ContinueOnError)
 	fl.SetOutput(io.Discard) // errors are printed once, by the caller
@@ -240,6 +260,7 @@ func parseFlags(name string, args []string, stdout io.Writer, extra ...func(*fla
 	fl.StringVar(&f.apiKeyEnv, "api-key-env", "", "the environment variable holding the API key (default DEEPSEEK_API_KEY for DeepSeek, else OPENAI_API_KEY)")
 	fl.StringVar(&f.permissionMode, "permission-mode", "", "a new session's permission mode: ask, accept-edits, plan, bypass (env ACP_BRIDGE_PERMISSION_MODE; default ask)")
 	fl.BoolVar(&f.offerBypass, "offer-bypass", false, "offer bypass in the editor's permission-mode picker (env ACP_BRIDGE_OFFER_BYPASS; default false: only /mode and --permission-mode reach it)")
+	fl.StringVar(&f.sandbox, "sandbox", "", "how the commands the agent runs are confined: workspace-write, read-only, off (env ACP_BRIDGE_SANDBOX; default workspace-write)")
 	fl.StringVar(&f.toolsMode, "tools-mode", "", "how tools are offered to the model: native, code, both (env ACP_BRIDGE_TOOLS_MODE; default native)")
 	fl.IntVar(&f.maxTurn, "max-turn-requests", 0, "model requests allowed in one prompt turn (env ACP_BRIDGE_MAX_TURN_REQUESTS; default 50)")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "max_tokens of each response (default: the endpoint's)")
@@ -328,8 +349,24 @@ func parseFlags(name string, args []string, stdout io.Writer, extra ...func(*fla
 	envStr(&cfg.toolsMode, "ACP_BRIDGE_TOOLS_MODE")
 	envStr(&cfg.logLevel, "ACP_BRIDGE_LOG_LEVEL")
 	envStr(&cfg.logFile, "ACP_BRIDGE_LOG_FILE")
+	if v := os.Getenv("ACP_BRIDGE_SEARXNG_URL"); v != "" {
+		if err := checkURL(v); err != nil {
+			return nil, nil, fmt.Errorf("ACP_BRIDGE_SEARXNG_URL=%q %v", v, err)
+		}
+		cfg.web.Search.SearxNG, cfg.web.Search.BraveAPIKeyEnv = v, ""
+	}
 	if v, ok := os.LookupEnv("ACP_BRIDGE_STATE_DIR"); ok {
 		cfg.stateDir = v // an explicitly empty value turns saving off
+	}
+	if v := os.Getenv("ACP_BRIDGE_SANDBOX"); v != "" {
+		if err := cfg.sandbox.setMode(v, "ACP_BRIDGE_SANDBOX"); err != nil {
+			return nil, nil, err
+		}
+	}
+	if set["sandbox"] {
+		if err := cfg.sandbox.setMode(f.sandbox, "--sandbox"); err != nil {
+			return nil, nil, usageError{err}
+		}
 	}
 	if v := os.Getenv("ACP_BRIDGE_OFFER_BYPASS"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -490,6 +527,12 @@ func (c *config) loadFile(path string, explicit bool) error {
 	if fc.OfferBypass {
 		c.offerBypass = true
 	}
+	if fc.Sandbox.Mode != "" {
+		if err := c.sandbox.setMode(fc.Sandbox.Mode, "sandbox.mode"); err != nil {
+			return bad("%v", err)
+		}
+	}
+	c.sandbox.Network, c.sandbox.Escalate, c.sandbox.Writable = fc.Sandbox.Network, fc.Sandbox.Escalate, fc.Sandbox.Writable
 	if fc.Log.Level != "" {
 		c.logLevel = fc.Log.Level
 	}
@@ -502,6 +545,10 @@ func (c *config) loadFile(path string, explicit bool) error {
 		return bad("%v", errors.Join(errs...))
 	}
 	c.policy = pol
+	if err := fc.Web.check(); err != nil {
+		return bad("%v", err)
+	}
+	c.web = fc.Web
 	if fc.Providers.Kind != 0 {
 		if fc.Providers.Kind != yaml.MappingNode {
 			return bad("line %d: providers must be a mapping of name to provider", fc.Providers.Line)

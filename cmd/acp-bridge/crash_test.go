@@ -173,6 +173,33 @@ func writeScript(t *testing.T, dir, name string, responses ...string) string {
 	return p
 }
 
+// statuses is the last status the client was shown for each of the
+// calls ids.
+func (c *sdkClient) statuses(ids ...string) map[string]sdk.ToolCallStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]sdk.ToolCallStatus{}
+	for _, n := range c.updates {
+		for _, id := range ids {
+			if st, ok := toolStatus(n.Update, id); ok {
+				out[id] = st
+			}
+		}
+	}
+	return out
+}
+
+// completed is the calls among ids the client was shown completed.
+func (c *sdkClient) completed(ids ...string) map[string]bool {
+	out := map[string]bool{}
+	for id, st := range c.statuses(ids...) {
+		if st == sdk.ToolCallStatusCompleted {
+			out[id] = true
+		}
+	}
+	return out
+}
+
 func toolStatus(u sdk.SessionUpdate, id string) (sdk.ToolCallStatus, bool) {
 	switch {
 	case u.ToolCall != nil && string(u.ToolCall.ToolCallId) == id:
@@ -295,16 +322,7 @@ func TestCrashThenLoad(t *testing.T) {
 		t.Fatalf("the replay does not bring back what the first process showed:\nlive+prompts:\n%s\nreplay:\n%s",
 			strings.Join(want, "\n"), strings.Join(replay, "\n"))
 	}
-	final := map[string]sdk.ToolCallStatus{}
-	b2.client.mu.Lock()
-	for _, n := range b2.client.updates {
-		for _, call := range []string{"r1", "r2"} {
-			if st, ok := toolStatus(n.Update, call); ok {
-				final[call] = st
-			}
-		}
-	}
-	b2.client.mu.Unlock()
+	final := b2.client.statuses("r1", "r2")
 	if final["r1"] != sdk.ToolCallStatusCompleted || final["r2"] != sdk.ToolCallStatusFailed {
 		t.Errorf("final statuses %v: r1 must stay completed, the interrupted r2 must end failed", final)
 	}

@@ -91,9 +91,10 @@ func doctor(ctx context.Context, args []string) []check {
 		wd, _ := os.Getwd()
 		out = append(out, policyChecks(cfg, wd)...)
 		out = append(out, profileCheck(wd))
+		out = append(out, searchChecks(ctx, cfg)...)
 	}
 	out = append(out, sc.checks()...)
-	out = append(out, stateCheck(cfg.stateDir), bashCheck(ctx),
+	out = append(out, stateCheck(cfg.stateDir), bashCheck(ctx), sandboxCheck(ctx, cfg),
 		check{name: "version", ok: true, msg: fmt.Sprintf("%s, %s %s/%s", versionLine(), runtime.Version(), runtime.GOOS, runtime.GOARCH)})
 	return out
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -20,6 +21,14 @@ func TestDoctor(t *testing.T) {
 	ep := &keyEndpoint{good: "sk-doctor-5b1e"}
 	srv := httptest.NewServer(ep)
 	defer srv.Close()
+	searx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("format") != "json" || strings.HasPrefix(r.URL.Path, "/nojson") {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		w.Write([]byte(`{"results":[{"url":"https://a.example/","title":"A","content":"a"}]}`))
+	}))
+	defer searx.Close()
 	dead := httptest.NewServer(ep)
 	deadURL := dead.URL + "/v1"
 	dead.Close()
@@ -56,6 +65,15 @@ func TestDoctor(t *testing.T) {
 		{name: "unwritable state dir", env: map[string]string{"OPENAI_API_KEY": ep.good, "ACP_BRIDGE_STATE_DIR": "/proc/acp-bridge-doctor"},
 			args: []string{"--base-url", srv.URL + "/v1", "--model", "m1"}, code: 1,
 			want: []string{"FAIL state    cannot create /proc/acp-bridge-doctor", "Fix: make /proc/acp-bridge-doctor writable"}},
+		{name: "search service", env: map[string]string{"OPENAI_API_KEY": ep.good}, args: []string{"--base-url", srv.URL + "/v1", "--model", "m1"},
+			config: "web:\n  search:\n    searxng: " + searx.URL + "\n", code: 0,
+			want: []string{"ok   search   SearxNG at " + searx.URL + "/search answers (1 results for a test query)"}},
+		{name: "search service without json", env: map[string]string{"OPENAI_API_KEY": ep.good}, args: []string{"--base-url", srv.URL + "/v1", "--model", "m1"},
+			config: "web:\n  search:\n    searxng: " + searx.URL + "/nojson\n", code: 1,
+			want: []string{"FAIL search   SearxNG at " + searx.URL + "/nojson/search: SearxNG answered 403 Forbidden: the instance does not serve JSON; add json to search.formats"}},
+		{name: "brave key unset", env: map[string]string{"OPENAI_API_KEY": ep.good}, args: []string{"--base-url", srv.URL + "/v1", "--model", "m1"},
+			config: "web:\n  search:\n    brave_api_key_env: MY_BRAVE_KEY_UNSET\n", code: 1,
+			want: []string{"FAIL search   MY_BRAVE_KEY_UNSET is not set", "Fix: set MY_BRAVE_KEY_UNSET"}},
 		{name: "no bash", env: map[string]string{"OPENAI_API_KEY": ep.good, "PATH": "/nonexistent"},
 			args: []string{"--base-url", srv.URL + "/v1", "--model", "m1"}, code: 1,
 			want: []string{"FAIL bash     bash was not found on PATH"}},

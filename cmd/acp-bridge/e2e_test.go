@@ -243,6 +243,16 @@ func (l *lockedBuffer) String() string {
 // so far, for a client that shows it (acp.el shows every chunk as an error).
 func startBinaryStderr(t *testing.T, env []string, args ...string) (io.WriteCloser, *bufio.Scanner, func() string) {
 	t.Helper()
+	stdin, stdout, stderr := startBinaryPipes(t, env, args...)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	return stdin, sc, stderr
+}
+
+// startBinaryPipes is startBinaryStderr with the bridge's stdout as it is,
+// for a client that reads it itself.
+func startBinaryPipes(t *testing.T, env []string, args ...string) (io.WriteCloser, io.Reader, func() string) {
+	t.Helper()
 	cmd := exec.Command(bridgeBinary(t), args...)
 	home := t.TempDir()
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home}, env...)
@@ -267,9 +277,7 @@ func startBinaryStderr(t *testing.T, env []string, args ...string) (io.WriteClos
 			t.Logf("bridge stderr:\n%s", stderr.String())
 		}
 	})
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	return stdin, sc, stderr.String
+	return stdin, stdout, stderr.String
 }
 
 func startE2E(t *testing.T, env []string, args ...string) *rpcClient {
@@ -330,7 +338,7 @@ func TestBinaryMultiStepToolUse(t *testing.T) {
 	sess := c.call("session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
 	sid := sess["sessionId"].(string)
 	opts, _ := sess["configOptions"].([]any)
-	if len(opts) != 3 || opts[1].(map[string]any)["currentValue"] != "endpoint/mock-1" || opts[2].(map[string]any)["id"] != "tools_mode" {
+	if len(opts) != 4 || opts[1].(map[string]any)["currentValue"] != "endpoint/mock-1" || opts[2].(map[string]any)["id"] != "tools_mode" || opts[3].(map[string]any)["id"] != "sandbox" {
 		t.Errorf("configOptions = %v", opts)
 	}
 	res := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "What does hello.txt say?"}}})

@@ -17,11 +17,16 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 	"github.com/acp-bridge/acp-bridge/internal/staletmp"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // TestMain lets the test binary act as acp-bridge itself, so tests can run
 // the real program over real stdio without a separate build.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
+		// doctor, run in this process, proves the sandbox through it.
+		os.Exit(sandbox.HelperMain(os.Args[2:]))
+	}
 	if os.Getenv("ACP_BRIDGE_AS_MAIN") == "1" {
 		main()
 		return

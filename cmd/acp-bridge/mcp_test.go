@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,24 +12,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 	"github.com/acp-bridge/acp-bridge/mcpclient/mcptest"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // The test binary is also the stdio MCP server the bridge starts; init runs
 // before TestMain, so the server mode wins over the bridge mode it inherits.
-func init() { mcptest.MaybeServe() }
+func init() {
+	// Not in the sandbox helper (TestMain execs the server from there).
+	if len(os.Args) < 2 || os.Args[1] != sandbox.HelperArg {
+		mcptest.MaybeServe()
+	}
+}
 
 // mcpSession starts the bridge with a scripted model, opens a session with
 // a stdio and an HTTP MCP server, and returns the session id and the pid
 // file of the stdio server. Every line out of the bridge is schema-checked.
 func mcpSession(t *testing.T, mode, script string) (b *bridge, send func(string), recvUntil func(id string) []map[string]json.RawMessage, sid, pidFile string) {
 	t.Helper()
-	schema, err := acpschema.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	check := acpschema.NewChecker(schema)
 	dir := t.TempDir()
 	scriptPath := filepath.Join(dir, "script.json")
 	if err := os.WriteFile(scriptPath, []byte(script), 0o644); err != nil {
@@ -39,46 +38,9 @@ func mcpSession(t *testing.T, mode, script string) (b *bridge, send func(string)
 	remote := mcptest.HTTP(false, "X-Token: abc")
 	t.Cleanup(remote.Close)
 	b = startBridge(t, "--model", "script:"+scriptPath, "--log-level", "debug")
-	// send writes one message as one line, checked like everything else.
-	send = func(msg string) {
-		t.Helper()
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, []byte(msg)); err != nil {
-			t.Fatalf("bad test message: %v", err)
-		}
-		if err := check.Check(acpschema.ToAgent, buf.Bytes()); err != nil {
-			t.Errorf("schema (to agent): %v", err)
-		}
-		b.send(buf.String())
-	}
-
-	// recvUntil reads until the response with id, answering permission
-	// requests with allow-once on the way.
-	recvUntil = func(id string) []map[string]json.RawMessage {
-		t.Helper()
-		var got []map[string]json.RawMessage
-		for {
-			line := b.next()
-			if err := check.Check(acpschema.FromAgent, line); err != nil {
-				t.Errorf("schema: %v\n%s", err, line)
-			}
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(line, &m); err != nil {
-				t.Fatalf("stdout line is not JSON: %q", line)
-			}
-			got = append(got, m)
-			if string(m["method"]) == `"session/request_permission"` {
-				send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":"allow-once"}}}`, m["id"]))
-				continue
-			}
-			if _, isReq := m["method"]; !isReq && string(m["id"]) == id {
-				return got
-			}
-		}
-	}
-
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
-	init := recvUntil("1")
+	c := newCheckedClient(t, b)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	init := c.recvUntil("1")
 	var caps struct {
 		AgentCapabilities struct {
 			McpCapabilities struct{ HTTP, SSE bool }
@@ -89,25 +51,16 @@ func mcpSession(t *testing.T, mode, script string) (b *bridge, send func(string)
 		t.Errorf("mcpCapabilities.http not advertised: %s", init[len(init)-1]["result"])
 	}
 
-	pidFile = filepath.Join(dir, "pids")
-	env := ""
-	for i, kv := range mcptest.Env(mode, pidFile) {
-		k, v, _ := strings.Cut(kv, "=")
-		if i > 0 {
-			env += ","
-		}
-		env += fmt.Sprintf(`{"name":%q,"value":%q}`, k, v)
-	}
-	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":%q,"mcpServers":[
-		{"name":"tools","command":%q,"args":[],"env":[%s]},
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":%q,"mcpServers":[
+		%s,
 		{"type":"http","name":"web","url":%q,"headers":[{"name":"X-Token","value":"abc"}]}]}}`,
-		dir, os.Args[0], env, remote.URL))
-	msgs := recvUntil("2")
+		dir, stdioServer(mode, dir), remote.URL))
+	msgs := c.recvUntil("2")
 	var sess struct{ SessionID string }
 	if err := json.Unmarshal(msgs[len(msgs)-1]["result"], &sess); err != nil || sess.SessionID == "" {
 		t.Fatalf("session/new: %s", msgs[len(msgs)-1]["error"])
 	}
-	return b, send, recvUntil, sess.SessionID, pidFile
+	return b, c.send, c.recvUntil, sess.SessionID, filepath.Join(dir, "pids")
 }
 
 // A scripted model calls a tool of each MCP server through the real

@@ -242,12 +242,14 @@ func TestBinaryHangingHookIsStoppedAndReported(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	// In the workspace: a hook is sandboxed like a command.
+	work := t.TempDir()
+	pidFile := filepath.Join(work, "pid")
 	config := "hooks:\n  PreToolUse:\n    - command: \"echo $$ > " + pidFile + "; sleep 60\"\n      timeout: 500ms\n"
 	m := &oaiMock{t: t}
 	m.steps = append(m.steps, toolCalls([2]string{"bash", `{"command":"echo still ran"}`}), answerText("ok"))
 	c := policyBridge(t, m, t.TempDir(), config, "--permission-mode", "bypass")
-	c.prompt(c.newSession(t.TempDir()), "go")
+	c.prompt(c.newSession(work), "go")
 	if text := c.agentText(); !strings.Contains(text, "did not finish within 500ms and was stopped") {
 		t.Errorf("no report of the hook:\n%s", text)
 	}
@@ -433,7 +435,7 @@ func TestBinaryCodeModeSubCallsPassTheRulesAndHooks(t *testing.T) {
 	work := t.TempDir()
 	victim := filepath.Join(work, "victim")
 	os.MkdirAll(victim, 0o755)
-	seen := filepath.Join(t.TempDir(), "seen")
+	seen := filepath.Join(work, "seen") // in the workspace: the hook is sandboxed
 	config := "permissions:\n  deny: [\"Bash(rm -rf:*)\"]\nhooks:\n  PreToolUse:\n    - matcher: bash\n      command: cat >> " + seen + "\n" +
 		"  PostToolUse:\n    - matcher: bash\n      command: \"echo '{\\\"additionalContext\\\":\\\"the sub-call was checked\\\"}'\"\n"
 	program := `let refused = "";
@@ -557,7 +559,9 @@ func TestBinaryReadmeRecipesWork(t *testing.T) {
 		[2]string{"bash", `{"command":"rm -rf build"}`},
 		[2]string{"bash", `{"command":"go test ./..."}`},
 	), answerText("ok"))
-	c := policyBridge(t, m, t.TempDir(), blocks[0], "--permission-mode", "accept-edits")
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".cache", "go-build"), 0o755) // the recipe's sandbox.writable
+	c := policyBridge(t, m, home, blocks[0], "--permission-mode", "accept-edits")
 	c.answer = func(p map[string]any) string {
 		if id := p["toolCall"].(map[string]any)["toolCallId"].(string); strings.HasPrefix(id, "trust-") {
 			return "trust"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The rewind through the real binary, with clients that behave as the real
@@ -250,7 +252,8 @@ func TestBinaryRewindV2(t *testing.T) {
 	srv := httptest.NewServer(m)
 	defer srv.Close()
 	defer close(release) // before the server closes: it waits for its handlers
-	c := startV2(t, nil, mockEnv, mockArgs(srv, "--state-dir", t.TempDir())...)
+	stdin, sc := startBinary(t, mockEnv, mockArgs(srv, "--state-dir", t.TempDir())...)
+	c := &v2line{t: t, in: stdin, out: sc}
 	init := c.must("initialize", map[string]any{"protocolVersion": 2, "info": map[string]any{"name": "go-v2", "version": "1"}, "capabilities": map[string]any{}})
 	if rw := init["capabilities"].(map[string]any)["session"].(map[string]any)["rewind"]; fmt.Sprint(rw) != "map[edit_prompt:true]" {
 		t.Errorf("capabilities.session.rewind = %v", rw)
@@ -260,47 +263,143 @@ func TestBinaryRewindV2(t *testing.T) {
 		return c.must("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": text}}})["messageId"].(string)
 	}
 	prompt("First.")
-	end := c.wait(0, "idle after the first turn", v2State("idle", "end_turn"))
+	end := c.waitFor(0, "idle after the first turn", isState("idle", "end_turn"))
 	second := prompt("Second.")
-	end = c.wait(end, "idle after the second turn", v2State("idle", "end_turn"))
+	end = c.waitFor(end, "idle after the second turn", isState("idle", "end_turn"))
 
-	if a := c.call("session/edit_prompt", map[string]any{"sessionId": sid, "messageId": "msg_never", "content": []any{map[string]any{"type": "text", "text": "x"}}}); a.Error == nil || a.Error.Code != -32002 {
-		t.Errorf("edit_prompt of an unknown message: %+v", a)
+	if _, code := c.call("session/edit_prompt", map[string]any{"sessionId": sid, "messageId": "msg_never", "content": []any{map[string]any{"type": "text", "text": "x"}}}); code != -32002 {
+		t.Errorf("edit_prompt of an unknown message: error %d, want -32002", code)
 	}
 	edited := c.must("session/edit_prompt", map[string]any{"sessionId": sid, "messageId": second, "content": []any{map[string]any{"type": "text", "text": "Second, edited."}}})
 	if id, _ := edited["messageId"].(string); id == "" || id == second {
 		t.Errorf("edit_prompt answered %v, want a new message id", edited)
 	}
-	c.wait(end, "history_truncated", func(u map[string]any) bool { return u["sessionUpdate"] == "history_truncated" })
-	end = c.wait(end, "idle after the edited turn", v2State("idle", "end_turn"))
+	c.waitFor(end, "history_truncated", func(u map[string]any) bool { return u["sessionUpdate"] == "history_truncated" })
+	end = c.waitFor(end, "idle after the edited turn", isState("idle", "end_turn"))
 	if got := userTexts(m.reqs[2]); strings.Join(got, "|") != "First.|Second, edited." {
 		t.Errorf("the edited prompt ran on %q, want the first turn and the edited prompt", got)
 	}
 
 	// The first answer's id, as the client saw it.
 	var firstAnswer string
-	for _, u := range c.updates() {
+	for _, u := range c.upds {
 		if u["sessionUpdate"] == "agent_message_chunk" {
 			firstAnswer = u["messageId"].(string)
 			break
 		}
 	}
 	prompt("Take your time.")
-	at := c.wait(end, "the running turn's text", func(u map[string]any) bool { return u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(fmt.Sprint(u["content"]), "Working") })
+	at := c.waitFor(end, "the running turn's text", func(u map[string]any) bool {
+		return u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(fmt.Sprint(u["content"]), "Working")
+	})
 	r := c.must("session/rewind", map[string]any{"sessionId": sid, "toMessageId": firstAnswer})
 	if r["lastMessageId"] != firstAnswer {
 		t.Errorf("session/rewind = %v, want lastMessageId %s", r, firstAnswer)
 	}
-	cancelled := c.wait(at, "idle, cancelled", v2State("idle", "cancelled"))
-	truncated := c.wait(at, "history_truncated", func(u map[string]any) bool {
+	cancelled := c.waitFor(at, "idle, cancelled", isState("idle", "cancelled"))
+	truncated := c.waitFor(at, "history_truncated", func(u map[string]any) bool {
 		return u["sessionUpdate"] == "history_truncated" && u["lastMessageId"] == firstAnswer
 	})
 	if truncated < cancelled {
 		t.Errorf("history_truncated came before the running turn ended")
 	}
 	prompt("Next.")
-	c.wait(truncated, "idle after the next turn", v2State("idle", "end_turn"))
+	c.waitFor(truncated, "idle after the next turn", isState("idle", "end_turn"))
 	if got := userTexts(m.reqs[len(m.reqs)-1]); strings.Join(got, "|") != "First.|Next." {
 		t.Errorf("after session/rewind the model read %q", got)
+	}
+}
+
+// v2line is a v2 client reading the binary's stdout itself, one request
+// at a time: what this test needs of one (no permission requests come).
+type v2line struct {
+	t    *testing.T
+	in   io.WriteCloser
+	out  *bufio.Scanner
+	next int
+	upds []map[string]any // session/update's update objects, in order
+	// waiting is what the client waits for; after never it closes the
+	// bridge's stdin, so a wait that would last for ever fails instead.
+	waiting string
+}
+
+// read takes the next line: an update is kept, an answer returned.
+func (c *v2line) read() (id int, result map[string]any, code int) {
+	c.t.Helper()
+	if !c.out.Scan() {
+		c.t.Fatalf("the bridge closed stdout (waiting for %s): %v", c.waiting, c.out.Err())
+	}
+	var m struct {
+		ID     int             `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+		Result map[string]any  `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	if err := json.Unmarshal(c.out.Bytes(), &m); err != nil {
+		c.t.Fatalf("stdout line is not JSON-RPC: %q", c.out.Text())
+	}
+	if m.Method == "session/update" {
+		var p struct {
+			Update map[string]any `json:"update"`
+		}
+		json.Unmarshal(m.Params, &p)
+		c.upds = append(c.upds, p.Update)
+		return 0, nil, 0
+	}
+	if m.Error != nil {
+		code = m.Error.Code
+	}
+	return m.ID, m.Result, code
+}
+
+func (c *v2line) call(method string, params any) (map[string]any, int) {
+	c.t.Helper()
+	defer c.wait("the answer to " + method)()
+	c.next++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.next, "method": method, "params": params})
+	c.in.Write(append(b, '\n'))
+	for {
+		if id, res, code := c.read(); id == c.next {
+			return res, code
+		}
+	}
+}
+
+func (c *v2line) must(method string, params any) map[string]any {
+	c.t.Helper()
+	res, code := c.call(method, params)
+	if code != 0 {
+		c.t.Fatalf("%s: error %d", method, code)
+	}
+	return res
+}
+
+// waitFor reads until an update from index from on satisfies ok, and
+// returns the index after it.
+func (c *v2line) waitFor(from int, what string, ok func(map[string]any) bool) int {
+	c.t.Helper()
+	defer c.wait(what)()
+	for i := from; ; i++ {
+		for i >= len(c.upds) {
+			c.read()
+		}
+		if ok(c.upds[i]) {
+			return i + 1
+		}
+	}
+}
+
+// wait bounds a wait for what; the function it returns ends the bound.
+func (c *v2line) wait(what string) func() {
+	c.waiting = what
+	in := c.in
+	timer := time.AfterFunc(never, func() { in.Close() })
+	return func() { timer.Stop() }
+}
+
+func isState(state, stop string) func(map[string]any) bool {
+	return func(u map[string]any) bool {
+		return u["sessionUpdate"] == "state_update" && u["state"] == state && (stop == "" || u["stopReason"] == stop)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -25,6 +26,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/tools/fs"
 	"github.com/acp-bridge/acp-bridge/tools/question"
 	"github.com/acp-bridge/acp-bridge/tools/todo"
+	"github.com/acp-bridge/acp-bridge/tools/web"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -123,6 +125,9 @@ func prepare(name string, args []string, stdout, stderr io.Writer, extra ...func
 		b.stops = append(b.stops, func() { os.RemoveAll(dir) })
 	}
 	b.opts, err = agentOptions(cfg, logger)
+	if err == nil {
+		b.opts.Sandbox, err = agentSandbox(cfg, cfg.spillDir)
+	}
 	if err != nil {
 		if cfg.logFile != "" {
 			logger.Error("bad configuration", "err", err.Error())
@@ -130,6 +135,10 @@ func prepare(name string, args []string, stdout, stderr io.Writer, extra ...func
 		printStartError(stderr, name, err)
 		b.stop()
 		return nil, 2, false
+	}
+	if note := startNote(b.opts.Sandbox); note != "" {
+		fmt.Fprint(stderr, note)
+		logger.Warn(strings.TrimSpace(note))
 	}
 	return b, 0, true
 }
@@ -221,6 +230,7 @@ func agentOptions(cfg *config, logger *slog.Logger) (agent.Options, error) {
 	registry.MustAdd(reg, bash.JobStopTool())
 	todo.Register(reg)
 	question.Register(reg)
+	web.Register(reg, cfg.webOptions(logger))
 	models, def, err := cfg.modelChoices()
 	if err != nil {
 		return agent.Options{}, err

@@ -100,17 +100,48 @@ var globMix = []searchCase{
 // (again-ms), rg's wall (rg-ms); the ratios card, cold and again to rg
 // (each taken iteration by iteration, then the median); the load average
 // at the start and end.
-func BenchmarkBinaryGrep(b *testing.B) { benchBinarySearch(b, searchMix) }
+func BenchmarkBinaryGrep(b *testing.B) { benchBinarySearch(b, searchTree(b), searchMix) }
 
 // BenchmarkBinaryGlob is BenchmarkBinaryGrep for glob against rg --files.
-func BenchmarkBinaryGlob(b *testing.B) { benchBinarySearch(b, globMix) }
+func BenchmarkBinaryGlob(b *testing.B) { benchBinarySearch(b, searchTree(b), globMix) }
 
-func benchBinarySearch(b *testing.B, mix []searchCase) {
+// BenchmarkBinaryGrepShapes is BenchmarkBinaryGrep for the regexp shapes
+// of tools/fs/testdata/grep-shapes.txt (a literal word, then classes, a
+// repeat and an escaped parenthesis), on a large Go tree:
+// ACP_BRIDGE_SHAPES_TREE, else Go's own source.
+//
+//	go test ./cmd/acp-bridge -run '^$' -bench BinaryGrepShapes -benchtime 7x
+func BenchmarkBinaryGrepShapes(b *testing.B) {
+	root := os.Getenv("ACP_BRIDGE_SHAPES_TREE")
+	if root == "" {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			b.Skipf("no Go tree: set ACP_BRIDGE_SHAPES_TREE (go env: %v)", err)
+		}
+		root = filepath.Join(strings.TrimSpace(string(out)), "src")
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "tools", "fs", "testdata", "grep-shapes.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mix []searchCase
+	for _, l := range strings.Split(string(data), "\n") {
+		if name, pattern, ok := strings.Cut(l, "\t"); ok && !strings.HasPrefix(name, "#") {
+			args, _ := json.Marshal(map[string]string{"pattern": pattern})
+			mix = append(mix, searchCase{name: name, tool: "grep", args: string(args), rg: rgGrep(pattern)})
+		}
+	}
+	benchBinarySearch(b, root, mix)
+}
+
+func benchBinarySearch(b *testing.B, root string, mix []searchCase) {
 	rg, err := exec.LookPath("rg")
 	if err != nil {
 		b.Skip("rg is not installed: the comparison is the point")
 	}
-	root := searchTree(b)
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		b.Skipf("no tree at %q", root)
+	}
 	bins, err := buildStartupBins()
 	if err != nil {
 		b.Fatal(err)

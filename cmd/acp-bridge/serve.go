@@ -118,25 +118,26 @@ func isLoopback(host string) bool {
 }
 
 // readToken reads the token from file, else ACP_BRIDGE_TOKEN. A file
-// others can read is refused: its token would not be a secret.
+// others can read is refused (its token would not be a secret), and so is
+// a token short enough to guess.
 func readToken(file string) (string, error) {
-	if file == "" {
-		return strings.TrimSpace(os.Getenv("ACP_BRIDGE_TOKEN")), nil
+	tok, from := strings.TrimSpace(os.Getenv("ACP_BRIDGE_TOKEN")), "ACP_BRIDGE_TOKEN"
+	if file != "" {
+		fi, err := os.Stat(file)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+			return "", fmt.Errorf("--token-file %s can be read by others (mode %v): chmod 600 it", file, fi.Mode().Perm())
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		tok, from = strings.TrimSpace(string(b)), "--token-file "+file
 	}
-	fi, err := os.Stat(file)
-	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
-	}
-	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("--token-file %s can be read by others (mode %v): chmod 600 it", file, fi.Mode().Perm())
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if len(tok) < 16 {
-		return "", fmt.Errorf("--token-file %s: the token is %d characters; use at least 16 (e.g. openssl rand -hex 32)", file, len(tok))
+	if tok != "" && len(tok) < 16 {
+		return "", fmt.Errorf("%s: the token is %d characters; use at least 16 (e.g. openssl rand -hex 32)", from, len(tok))
 	}
 	return tok, nil
 }

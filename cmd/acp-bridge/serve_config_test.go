@@ -68,6 +68,7 @@ func TestServeSettings(t *testing.T) {
 		{"TLS without key", []string{"--tls-cert", cert}, "", "go together"},
 		{"TLS key mismatch", []string{"--tls-cert", cert, "--tls-key", good}, "", "certificate"},
 		{"short token", []string{"--token-file", short}, "", "at least 16"},
+		{"short env token", nil, "abc", "at least 16"},
 		{"no port", []string{"--listen", "127.0.0.1"}, "", "HOST:PORT"},
 		{"bad origin", []string{"--allow-origin", "evil.example"}, "", "scheme://"},
 	} {

@@ -63,6 +63,20 @@ func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	return p
 }
 
+// exit waits for the process to end (within never) and returns how.
+func (p *serveProc) exit(t *testing.T) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(never):
+		t.Fatalf("serve did not exit within %s", never)
+		return nil
+	}
+}
+
 // wsSession is a WebSocket client of the served binary.
 type wsSession struct {
 	t      *testing.T
@@ -84,6 +98,24 @@ func dialServe(t *testing.T, url, token string) *wsSession {
 	ws.SetReadLimit(64 << 20)
 	t.Cleanup(func() { ws.CloseNow() })
 	return &wsSession{t: t, ws: ws, answer: "allow-once"}
+}
+
+// initialize is the connection's initialize, which must succeed.
+func (c *wsSession) initialize() {
+	c.t.Helper()
+	if _, e := c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); e != nil {
+		c.t.Fatalf("initialize: %v", e)
+	}
+}
+
+// newSession opens a session in cwd, which must succeed.
+func (c *wsSession) newSession(cwd string) any {
+	c.t.Helper()
+	res, e := c.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+	if e != nil {
+		c.t.Fatalf("session/new: %v", e)
+	}
+	return res["sessionId"]
 }
 
 // call sends a request and reads until its answer, answering permission
@@ -127,6 +159,16 @@ func (c *wsSession) call(method string, params any) (map[string]any, map[string]
 			return m.Result, m.Error
 		}
 	}
+}
+
+// agentText is the agent's message chunks, joined.
+func (c *wsSession) agentText() string {
+	var b strings.Builder
+	for _, u := range c.updates("agent_message_chunk") {
+		content, _ := u["content"].(map[string]any)
+		b.WriteString(fmt.Sprint(content["text"]))
+	}
+	return b.String()
 }
 
 func (c *wsSession) updates(kind string) []map[string]any {
@@ -230,8 +272,7 @@ func TestServeThroughTheBinary(t *testing.T) {
 
 	// A new connection loads the session: the turn comes back.
 	c2 := dialServe(t, p.url, token)
-	c2.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
-	var loaded []map[string]any
+	c2.initialize()
 	deadline := time.Now().Add(never)
 	for {
 		// The old connection's agent lets go of the session once it has
@@ -245,9 +286,8 @@ func TestServeThroughTheBinary(t *testing.T) {
 	if e != nil {
 		t.Fatalf("session/load on a new connection: %v", e)
 	}
-	loaded = c2.updates("agent_message_chunk")
-	if b, _ := json.Marshal(loaded); !strings.Contains(string(b), "All done.") {
-		t.Errorf("the loaded session lacks the turn: %s", b)
+	if got := c2.agentText(); !strings.Contains(got, "All done.") {
+		t.Errorf("the loaded session lacks the turn: %q", got)
 	}
 	res, e = c2.call("session/list", map[string]any{})
 	if b, _ := json.Marshal(res); e != nil || !strings.Contains(string(b), fmt.Sprint(sid)) {
@@ -259,15 +299,8 @@ func TestServeThroughTheBinary(t *testing.T) {
 		return
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
-		}
-	case <-time.After(never):
-		t.Fatalf("serve did not exit within %s of SIGTERM", never)
+	if err := p.exit(t); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
 	}
 	log := p.stderr.String()
 	if !strings.Contains(log, "msg=stopped") || strings.Contains(log, token) {

@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,16 +85,7 @@ func TestCrashSoak(t *testing.T) {
 			time.Sleep(time.Duration(rand.IntN(1500)) * time.Millisecond)
 			b1.cmd.Process.Signal(syscall.SIGKILL)
 			b1.cmd.Wait()
-			completed := map[string]bool{}
-			b1.client.mu.Lock()
-			for _, n := range b1.client.updates {
-				for _, id := range []string{"b1", "r1", "e1", "w1"} {
-					if st, ok := toolStatus(n.Update, id); ok && st == sdk.ToolCallStatusCompleted {
-						completed[id] = true
-					}
-				}
-			}
-			b1.client.mu.Unlock()
+			completed := b1.client.completed("b1", "r1", "e1", "w1")
 			temps, _ := filepath.Glob(filepath.Join(work, ".*.acp-bridge-*"))
 			if len(temps) > 0 {
 				stats.midEdit++
@@ -112,16 +105,7 @@ func TestCrashSoak(t *testing.T) {
 			if _, err := b2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sess.SessionId, Cwd: work, McpServers: []sdk.McpServer{}}); err != nil {
 				t.Fatalf("load after a kill %v: %v", completed, err)
 			}
-			replayed := map[string]bool{}
-			b2.client.mu.Lock()
-			for _, n := range b2.client.updates {
-				for id := range completed {
-					if st, ok := toolStatus(n.Update, id); ok && st == sdk.ToolCallStatusCompleted {
-						replayed[id] = true
-					}
-				}
-			}
-			b2.client.mu.Unlock()
+			replayed := b2.client.completed(slices.Collect(maps.Keys(completed))...)
 			for id := range completed {
 				if !replayed[id] {
 					t.Errorf("call %s completed before the kill but not in the replay", id)
@@ -161,28 +145,40 @@ func TestCrashSoak(t *testing.T) {
 		stats.checked, stats.completedSteps, stats.midEdit, stats.tempsRemoved)
 }
 
-// TestNextStartRemovesTempFiles: a temporary file a killed bridge recorded
-// and left beside a file it was writing is removed by the next bridge to
-// start; a file with the same shape of name that no journal lists is not.
-func TestNextStartRemovesTempFiles(t *testing.T) {
-	work, state := t.TempDir(), t.TempDir()
+// leaveTempFiles leaves in work what a bridge killed mid-write leaves: a
+// temporary file beside the file it was writing, listed in the journal of
+// its (gone) process in state, and returns it with a file of the same
+// shape of name that no journal lists.
+func leaveTempFiles(t *testing.T, work, state string) (left, notListed string) {
+	t.Helper()
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Skip(err)
 	}
 	pid := dead.Process.Pid
-	left := filepath.Join(work, fmt.Sprintf(".target.txt.acp-bridge-%d-4242", pid))
-	notListed := filepath.Join(work, fmt.Sprintf(".other.txt.acp-bridge-%d-4343", pid))
+	left = filepath.Join(work, fmt.Sprintf(".target.txt.acp-bridge-%d-4242", pid))
+	notListed = filepath.Join(work, fmt.Sprintf(".other.txt.acp-bridge-%d-4343", pid))
 	for _, p := range []string{left, notListed} {
 		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	jdir := filepath.Join(state, "tmpfiles")
-	os.MkdirAll(jdir, 0o700)
+	if err := os.MkdirAll(jdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(jdir, strconv.Itoa(pid)+".tmpfiles"), []byte(left+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return left, notListed
+}
+
+// TestNextStartRemovesTempFiles: a temporary file a killed bridge recorded
+// and left beside a file it was writing is removed by the next bridge to
+// start; a file with the same shape of name that no journal lists is not.
+func TestNextStartRemovesTempFiles(t *testing.T) {
+	work, state := t.TempDir(), t.TempDir()
+	left, notListed := leaveTempFiles(t, work, state)
 	b := startFaultBridge(t, "--state-dir", state)
 	b.call("init", "initialize", `{"protocolVersion":1}`)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -217,23 +213,7 @@ func TestNextLoadRemovesTempFiles(t *testing.T) {
 	running.call("init", "initialize", `{"protocolVersion":1}`)
 	// What a bridge killed mid-edit after this one started leaves: its
 	// journal, and the temporary file it lists.
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Skip(err)
-	}
-	pid := dead.Process.Pid
-	left := filepath.Join(work, fmt.Sprintf(".target.txt.acp-bridge-%d-4242", pid))
-	notListed := filepath.Join(work, fmt.Sprintf(".other.txt.acp-bridge-%d-4343", pid))
-	for _, p := range []string{left, notListed} {
-		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	jdir := filepath.Join(state, "tmpfiles")
-	os.MkdirAll(jdir, 0o700)
-	if err := os.WriteFile(filepath.Join(jdir, strconv.Itoa(pid)+".tmpfiles"), []byte(left+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	left, notListed := leaveTempFiles(t, work, state)
 	l := running.call("load", "session/load", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, sid, work))
 	if bytes.Contains(l, []byte(`"error"`)) {
 		t.Fatalf("session/load: %s", l)

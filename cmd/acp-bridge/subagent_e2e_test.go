@@ -245,9 +245,9 @@ func TestBinarySubagentsInParallel(t *testing.T) {
 			t.Fatalf("%s made %d requests, want 2", who, len(reqs))
 		}
 		// The read-only tools by their facts (job_output only reads a
-		// background job's output); never bash, write, edit, task or the
-		// session's own todo_write.
-		if d := cmp.Diff([]string{"glob", "grep", "job_output", "read"}, toolNames(reqs[0])); d != "" {
+		// background job's output, web_fetch a page); never bash, write,
+		// edit, task or the session's own todo_write.
+		if d := cmp.Diff([]string{"glob", "grep", "job_output", "read", "web_fetch"}, toolNames(reqs[0])); d != "" {
 			t.Errorf("%s was offered (-want +got):\n%s", who, d)
 		}
 		sys := fmt.Sprint(reqs[0]["messages"].([]any)[0].(map[string]any)["content"])

@@ -103,6 +103,9 @@ type Schema struct {
 	methods map[string]Method // by method name
 	updates map[string]bool   // sessionUpdate discriminators
 	names   map[string]bool   // $defs names
+
+	olderOnce sync.Once
+	olderIn   []*olderDef // see older
 }
 
 // Method names the schema types of one method.
@@ -260,8 +263,11 @@ func (s *Schema) Validate(def string, value []byte) error {
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
-	if s.lacksBooleanOptions() {
-		if err := checkBooleanOptions(v); err != nil {
+	for _, o := range s.older() {
+		if o.narrow == nil {
+			continue
+		}
+		if err := o.narrow(v); err != nil {
 			return fmt.Errorf("%s: %w", def, err)
 		}
 	}
@@ -401,8 +407,10 @@ func (c *Checker) check(dir Direction, line []byte) error {
 			c.mu.Unlock()
 		}
 		meth, ok := c.s.Method(name)
-		if ok && c.s.olderDraft(name) {
-			return fmt.Errorf("%w: %s in %s is an older draft (ProviderInfo without providerId)", ErrNotInSchema, name, c.s.Path)
+		if ok {
+			if err := c.s.olderMethod(name); err != nil {
+				return err
+			}
 		}
 		if !ok {
 			if strings.HasPrefix(name, "_") {
@@ -454,45 +462,88 @@ func (c *Checker) check(dir Direction, line []byte) error {
 		if !ok || meth.Result == "" {
 			return nil
 		}
-		if c.s.olderDraft(name) {
-			return fmt.Errorf("%w: %s in %s is an older draft (ProviderInfo without providerId)", ErrNotInSchema, name, c.s.Path)
+		if err := c.s.olderMethod(name); err != nil {
+			return err
 		}
 		return c.s.Validate(meth.Result, m.Result)
 	}
 	return fmt.Errorf("%w: neither a request nor a response", ErrNotJSONRPC)
 }
 
-// olderDraft reports whether method is one of the unstable providers/*
-// methods and the schema defines them as the draft before 1.25 did (the
-// acp-go-sdk module's schema: ProviderInfo keyed by id, not providerId).
-// Those messages are newer than the schema, not wrong.
-func (s *Schema) olderDraft(method string) bool {
-	if !strings.HasPrefix(method, "providers/") {
-		return false
+// olderDef is one thing a schema release (the acp-go-sdk module's, say)
+// may define as an earlier draft did: messages that use the later
+// definition are newer than that schema, not wrong.
+type olderDef struct {
+	what string
+	// in reports whether s (with its unstable set) has the older definition.
+	in func(s *Schema) bool
+	// methods: the messages of the methods with this prefix use the
+	// definition: with the older one they are not checked (ErrNotInSchema).
+	methods string
+	// narrow, when set, checks the later definition's part of a value
+	// itself and takes it out, so that the older schema checks the rest.
+	narrow func(v any) error
+}
+
+// olderDefs is every definition a schema may have in an older form.
+var olderDefs = []olderDef{
+	{
+		what:    "ProviderInfo keyed by id, not providerId (the draft before 1.25)",
+		in:      func(s *Schema) bool { return s.defLacks("ProviderInfo", "providerId") },
+		methods: "providers/",
+	},
+	{
+		what: "select config options only (1.25 added boolean ones, with session.configOptions.boolean)",
+		in: func(s *Schema) bool {
+			const def = "BooleanConfigOptionCapabilities"
+			if s.names["SessionConfigBoolean"] && !s.names[def] {
+				return false // the v2 draft: boolean options without a capability
+			}
+			return !s.names[def] && (s.Unstable == nil || !s.Unstable.names[def])
+		},
+		narrow: checkBooleanOptions,
+	},
+}
+
+// older returns the entries of olderDefs whose older form s has, worked
+// out once per schema.
+func (s *Schema) older() []*olderDef {
+	s.olderOnce.Do(func() {
+		for i := range olderDefs {
+			if olderDefs[i].in(s) {
+				s.olderIn = append(s.olderIn, &olderDefs[i])
+			}
+		}
+	})
+	return s.olderIn
+}
+
+// olderMethod is ErrNotInSchema, with the reason, when method's messages
+// use a definition s has in an older form; else nil.
+func (s *Schema) olderMethod(method string) error {
+	for _, o := range s.older() {
+		if o.methods != "" && strings.HasPrefix(method, o.methods) {
+			return fmt.Errorf("%w: %s in %s: %s", ErrNotInSchema, method, s.Path, o.what)
+		}
 	}
+	return nil
+}
+
+// defLacks reports whether the first of s and its unstable set that
+// defines the object type def leaves out property prop.
+func (s *Schema) defLacks(def, prop string) bool {
 	for _, sch := range []*Schema{s, s.Unstable} {
-		if sch == nil || !sch.names["ProviderInfo"] {
+		if sch == nil || !sch.names[def] {
 			continue
 		}
-		d, err := sch.def("ProviderInfo")
+		d, err := sch.def(def)
 		if err != nil {
 			return false
 		}
-		_, ok := d.Properties["providerId"]
+		_, ok := d.Properties[prop]
 		return !ok
 	}
 	return false
-}
-
-// lacksBooleanOptions reports whether neither this schema nor its unstable
-// companion knows boolean session config options (1.25 added them, with
-// the client capability session.configOptions.boolean that names them).
-func (s *Schema) lacksBooleanOptions() bool {
-	const def = "BooleanConfigOptionCapabilities"
-	if s.names["SessionConfigBoolean"] && !s.names[def] {
-		return false // the v2 draft: boolean options without a capability
-	}
-	return !s.names[def] && (s.Unstable == nil || !s.Unstable.names[def])
 }
 
 // checkBooleanOptions takes the boolean entries out of every configOptions

@@ -204,4 +204,12 @@ func TestModuleSchemaIsOlder(t *testing.T) {
 	if n := len(c.Unchecked()); n != 3 {
 		t.Errorf("unchecked %d messages, want the 3 providers messages: %v", n, c.Unchecked())
 	}
+	// Both entries of the table of older definitions apply to it.
+	var older []string
+	for _, o := range s.older() {
+		older = append(older, o.what)
+	}
+	if len(older) != len(olderDefs) {
+		t.Errorf("older definitions found in the module's schema: %q, want all %d", older, len(olderDefs))
+	}
 }

@@ -56,76 +56,17 @@ func RunScenario(ctx context.Context, name string, a *Archive, argv []string, sc
 // runScenario is RunScenario with the way to launch an agent injected, so
 // the suite's tests can replay scenarios against an in-memory agent.
 func runScenario(ctx context.Context, name string, a *Archive, argv []string, launch func([]string) Launcher, schema *acpschema.Schema, update bool) (*ScenarioResult, error) {
-	ws, err := NewWorkspace()
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(ws)
-	scDir, err := os.MkdirTemp("", "acp-conform-scenario-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(scDir)
-	var answers []Answer
-	for _, f := range a.Files {
-		switch {
-		case f.Name == "client" || f.Name == "agent" || f.Name == V2Golden:
-		case f.Name == "answers":
-			for i, line := range lines(f.Data) {
-				var an Answer
-				if err := json.Unmarshal([]byte(line), &an); err != nil || an.Method == "" {
-					return nil, fmt.Errorf("%s: answers line %d: want {\"method\", \"result\"|\"error\"}: %v", name, i+1, err)
-				}
-				answers = append(answers, an)
-			}
-		case strings.HasPrefix(f.Name, "files/"):
-			if err := writeFile(ws, strings.TrimPrefix(f.Name, "files/"), f.Data); err != nil {
-				return nil, err
-			}
-		default:
-			if err := writeFile(scDir, f.Name, f.Data); err != nil {
-				return nil, err
-			}
-		}
-	}
 	script, ok := a.File("client")
 	if !ok {
 		return nil, fmt.Errorf("%s: no client section", name)
 	}
-	args := make([]string, len(argv))
-	for i, s := range argv {
-		args[i] = strings.ReplaceAll(s, "{scenario}", scDir)
-	}
 	caps := capsOf(script)
-	ed := newEditor(caps, ws)
-	ed.answers = answers
-	c, err := dial(ctx, launch(args), ed.serve)
+	got, es, err := replay(ctx, name, a, argv, launch, caps, lines(script))
 	if err != nil {
 		return nil, err
 	}
-	play := &player{c: c, ed: ed, ws: ws, timeout: 30 * time.Second}
-	perr := play.run(ctx, lines(script))
-	c.quiet(ctx, 300*time.Millisecond, 10*time.Second)
-	c.close(5 * time.Second)
-	ed.term.closeAll()
-	if perr != nil {
-		return nil, fmt.Errorf("%s: %w; %s", name, perr, strings.TrimSpace(c.p.Stderr()))
-	}
-
-	es := c.trace.Entries()
-	// The scenario directory is a fresh temp dir: an agent that echoes a
-	// path under it (a script file, say) must not make the golden unstable.
-	res := &ScenarioResult{Name: name, Got: strings.ReplaceAll(normalize(es, ws), scDir, "$SCENARIO")}
-	want, _ := a.File("agent")
-	res.Want = string(want)
-	if d := lineDiff(res.Want, res.Got); d != "" {
-		if update {
-			a.Set("agent", []byte(res.Got))
-			res.Updated, res.Want = true, res.Got
-		} else {
-			res.Diff = d
-		}
-	}
+	res := &ScenarioResult{Name: name, Got: got}
+	res.compare(a, "agent", update)
 	t := newTally()
 	analyze(t, schema, caps, es)
 	for _, f := range t.findings {
@@ -139,6 +80,106 @@ func runScenario(ctx context.Context, name string, a *Archive, argv []string, la
 		res.Offences = append(res.Offences, o)
 	}
 	return res, nil
+}
+
+// replay is what a scenario's run is in either protocol version: the
+// workspace and scenario directory made from the archive (prepareScenario),
+// the agent launched with {scenario} in argv replaced, the script played
+// by an editor with caps and the archive's answers, and the agent's output
+// normalized, with the (fresh, so unstable) scenario directory as
+// $SCENARIO. It returns that output and the trace it came from.
+func replay(ctx context.Context, name string, a *Archive, argv []string, launch func([]string) Launcher, caps Caps, script []string) (string, []*Entry, error) {
+	sc, err := prepareScenario(name, a)
+	if err != nil {
+		return "", nil, err
+	}
+	defer sc.remove()
+	args := make([]string, len(argv))
+	for i, s := range argv {
+		args[i] = strings.ReplaceAll(s, "{scenario}", sc.dir)
+	}
+	ed := newEditor(caps, sc.ws)
+	ed.answers = sc.answers
+	c, err := dial(ctx, launch(args), ed.serve)
+	if err != nil {
+		return "", nil, err
+	}
+	play := &player{c: c, ed: ed, ws: sc.ws, timeout: 30 * time.Second}
+	perr := play.run(ctx, script)
+	c.quiet(ctx, 300*time.Millisecond, 10*time.Second)
+	c.close(5 * time.Second)
+	ed.term.closeAll()
+	if perr != nil {
+		return "", nil, fmt.Errorf("%s: %w; %s", name, perr, strings.TrimSpace(c.p.Stderr()))
+	}
+	es := c.trace.Entries()
+	return strings.ReplaceAll(normalize(es, sc.ws), sc.dir, "$SCENARIO"), es, nil
+}
+
+// scenarioFiles is an archive laid out for a run: the workspace with its
+// files/ sections, the scenario directory with its other files, and the
+// scripted answers.
+type scenarioFiles struct {
+	ws, dir string
+	answers []Answer
+}
+
+func (sc *scenarioFiles) remove() {
+	os.RemoveAll(sc.ws)
+	os.RemoveAll(sc.dir)
+}
+
+// prepareScenario lays archive a out for a run; the caller removes it.
+func prepareScenario(name string, a *Archive) (_ *scenarioFiles, err error) {
+	sc := &scenarioFiles{}
+	defer func() {
+		if err != nil {
+			sc.remove()
+		}
+	}()
+	if sc.ws, err = NewWorkspace(); err != nil {
+		return nil, err
+	}
+	if sc.dir, err = os.MkdirTemp("", "acp-conform-scenario-"); err != nil {
+		return nil, err
+	}
+	for _, f := range a.Files {
+		switch {
+		case f.Name == "client" || f.Name == "agent" || f.Name == V2Golden:
+		case f.Name == "answers":
+			for i, line := range lines(f.Data) {
+				var an Answer
+				if err := json.Unmarshal([]byte(line), &an); err != nil || an.Method == "" {
+					return nil, fmt.Errorf("%s: answers line %d: want {\"method\", \"result\"|\"error\"}: %v", name, i+1, err)
+				}
+				sc.answers = append(sc.answers, an)
+			}
+		case strings.HasPrefix(f.Name, "files/"):
+			if err := writeFile(sc.ws, strings.TrimPrefix(f.Name, "files/"), f.Data); err != nil {
+				return nil, err
+			}
+		default:
+			if err := writeFile(sc.dir, f.Name, f.Data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return sc, nil
+}
+
+// compare sets Want from the archive's golden section and Diff from Got;
+// with update a differing golden is rewritten in a instead.
+func (r *ScenarioResult) compare(a *Archive, section string, update bool) {
+	want, _ := a.File(section)
+	r.Want = string(want)
+	if d := lineDiff(r.Want, r.Got); d != "" {
+		if update {
+			a.Set(section, []byte(r.Got))
+			r.Updated, r.Want = true, r.Got
+		} else {
+			r.Diff = d
+		}
+	}
 }
 
 func writeFile(root, rel string, data []byte) error {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 )
@@ -115,57 +113,10 @@ func RunScenarioV2(ctx context.Context, name string, a *Archive, argv []string, 
 	if !ok {
 		return nil, nil
 	}
-	ws, err := NewWorkspace()
+	got, es, err := replay(ctx, name+" (v2)", a, argv, func(args []string) Launcher { return Command(args, nil) }, Caps{}, v2)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(ws)
-	scDir, err := os.MkdirTemp("", "acp-conform-scenario-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(scDir)
-	var answers []Answer
-	for _, f := range a.Files {
-		switch {
-		case f.Name == "client" || f.Name == "agent" || f.Name == V2Golden:
-		case f.Name == "answers":
-			for _, line := range lines(f.Data) {
-				var an Answer
-				if err := json.Unmarshal([]byte(line), &an); err == nil {
-					answers = append(answers, an)
-				}
-			}
-		case strings.HasPrefix(f.Name, "files/"):
-			if err := writeFile(ws, strings.TrimPrefix(f.Name, "files/"), f.Data); err != nil {
-				return nil, err
-			}
-		default:
-			if err := writeFile(scDir, f.Name, f.Data); err != nil {
-				return nil, err
-			}
-		}
-	}
-	args := make([]string, len(argv))
-	for i, s := range argv {
-		args[i] = strings.ReplaceAll(s, "{scenario}", scDir)
-	}
-	ed := newEditor(Caps{}, ws)
-	ed.answers = answers
-	c, err := dial(ctx, Command(args, nil), ed.serve)
-	if err != nil {
-		return nil, err
-	}
-	play := &player{c: c, ed: ed, ws: ws, timeout: 30 * time.Second}
-	perr := play.run(ctx, v2)
-	c.quiet(ctx, 300*time.Millisecond, 10*time.Second)
-	c.close(5 * time.Second)
-	ed.term.closeAll()
-	if perr != nil {
-		return nil, fmt.Errorf("%s (v2): %w; %s", name, perr, strings.TrimSpace(c.p.Stderr()))
-	}
-	es := c.trace.Entries()
-	got := strings.ReplaceAll(normalize(es, ws), scDir, "$SCENARIO")
 	ids := map[string]string{}
 	got = messageIDs.ReplaceAllStringFunc(got, func(id string) string {
 		if ids[id] == "" {
@@ -174,16 +125,7 @@ func RunScenarioV2(ctx context.Context, name string, a *Archive, argv []string, 
 		return ids[id]
 	})
 	res := &ScenarioResult{Name: name + " (v2)", Got: got}
-	want, _ := a.File(V2Golden)
-	res.Want = string(want)
-	if d := lineDiff(res.Want, res.Got); d != "" {
-		if update {
-			a.Set(V2Golden, []byte(res.Got))
-			res.Updated, res.Want = true, res.Got
-		} else {
-			res.Diff = d
-		}
-	}
+	res.compare(a, V2Golden, update)
 	if schema != nil {
 		check := acpschema.NewChecker(schema)
 		for _, e := range es {

@@ -21,6 +21,7 @@ import (
 	"github.com/acp-bridge/acp-bridge/internal/ansi"
 	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // shutdownGrace replaces KillGrace when the agent stops because the editor
@@ -114,6 +115,9 @@ type Outcome struct {
 	// Job is the id of the background job the call started (the command
 	// runs on; nothing else is set).
 	Job string `json:"job,omitempty"`
+	// SandboxRefused is the line of output that says the sandbox refused
+	// the command something (sandbox.Refusal), when it failed for that.
+	SandboxRefused string `json:"sandbox_refused,omitempty"`
 }
 
 // Truncated reports whether the model saw only a tail of some stream.
@@ -134,6 +138,9 @@ type meta struct {
 	StdoutSpill     string `json:"stdout_spill,omitempty"`
 	StderrSpill     string `json:"stderr_spill,omitempty"`
 	Limit           string `json:"limit,omitempty"`
+	// SandboxRefused: the agent reads it to offer a run outside the
+	// sandbox (agent/sandbox.go).
+	SandboxRefused string `json:"sandbox_refused,omitempty"`
 }
 
 const description = "Run a shell command with `bash -c` in the workspace (or workdir) and return its output. " +
@@ -173,7 +180,7 @@ func Tool(o *Options) registry.Tool[Args, Outcome] {
 			return meta{Cwd: out.Cwd, ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut,
 				TimeoutMs: out.TimeoutMs, Limit: out.Limit, DurationMs: out.DurationMs, Output: out.Output,
 				OutputTruncated: out.OutputTruncated, Truncated: out.Truncated(),
-				StdoutSpill: out.Stdout.SpillPath, StderrSpill: out.Stderr.SpillPath}
+				StdoutSpill: out.Stdout.SpillPath, StderrSpill: out.Stderr.SpillPath, SandboxRefused: out.SandboxRefused}
 		},
 		PresentCall: func(in Args) registry.View {
 			return registry.TerminalCard{Command: in.Command, Cwd: in.Workdir, Description: in.Description}
@@ -294,7 +301,7 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 		return Outcome{}, registry.Errorf("BASH_WORKDIR", fmt.Sprintf("workdir %s is not a directory", cwd))
 	}
 	if in.RunInBackground {
-		return startJob(c, in, cwd, o)
+		return startJob(ctx, c, in, cwd, o)
 	}
 	timeout := o.DefaultTimeout
 	if in.TimeoutMs > 0 {
@@ -327,6 +334,11 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
 	if o.stdin != nil {
 		cmd.Stdin = bytes.NewReader(o.stdin)
+	}
+	pol := sandbox.PolicyFrom(ctx)
+	if err := confine(cmd, pol); err != nil {
+		closeAll(outR, outW, errR, errW)
+		return out, err
 	}
 
 	if dc, ok := c.Files.(DiskChanges); ok {
@@ -394,7 +406,28 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	if aborted {
 		return out, registry.Errorf("ABORTED", "tool call aborted")
 	}
+	if out.ExitCode != nil {
+		if line, ok := sandbox.Refusal(pol, cwd, *out.ExitCode, out.Stderr.Text+"\n"+out.Stdout.Text); ok {
+			out.SandboxRefused = line
+			return out, registry.Errorf(sandbox.CodeRefused, render(out)+"\n"+refusalNote(pol, line))
+		}
+	}
 	return out, nil
+}
+
+// confine puts cmd under the sandbox policy of its call (sandbox.Wrap); a
+// policy the platform cannot enforce fails the call: the command never
+// runs unconfined unless the user chose mode off.
+func confine(cmd *exec.Cmd, pol *sandbox.Policy) error {
+	if err := sandbox.Wrap(cmd, pol); err != nil {
+		return registry.Errorf(sandbox.CodeUnavailable, fmt.Sprintf("the command was not run: %v. Commands run unconfined only with sandbox mode off (the mode picker, --sandbox off or sandbox.mode: off)", err))
+	}
+	return nil
+}
+
+// refusalNote tells the model what the sandbox refused, and why.
+func refusalNote(pol *sandbox.Policy, line string) string {
+	return fmt.Sprintf("[refused by the sandbox (%s): %s]", pol.Describe(), line)
 }
 
 // collector receives both streams. One lock orders them, so the live

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,13 +12,14 @@ import (
 	"github.com/acp-bridge/acp-bridge/internal/jobs"
 	"github.com/acp-bridge/acp-bridge/internal/procgroup"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // startJob runs a command in the background: its own group as any command
 // (procgroup: it dies with the bridge however the bridge dies), its output
 // kept by the session's job table, which stops it when asked or when the
 // session closes. The call returns at once with the job's id.
-func startJob(c *registry.Call, in Args, cwd string, o Options) (Outcome, error) {
+func startJob(ctx context.Context, c *registry.Call, in Args, cwd string, o Options) (Outcome, error) {
 	out := Outcome{Cwd: cwd}
 	if c.Jobs == nil {
 		return out, registry.Errorf("BASH_NO_BACKGROUND", "background commands are not available here; run the command without run_in_background")
@@ -36,6 +38,11 @@ func startJob(c *registry.Call, in Args, cwd string, o Options) (Outcome, error)
 	cmd.Dir = cwd
 	cmd.Env = scrubbedEnv()
 	cmd.Stdout, cmd.Stderr = w, w
+	pol := sandbox.PolicyFrom(ctx)
+	if err := confine(cmd, pol); err != nil {
+		closeAll(r, w)
+		return out, err
+	}
 	group, err := procgroup.Start(cmd)
 	w.Close()
 	if err != nil {
@@ -91,6 +98,9 @@ func startJob(c *registry.Call, in Args, cwd string, o Options) (Outcome, error)
 		status := "killed by " + sig
 		if sig == "" && code != nil {
 			status = fmt.Sprintf("exit code %d", *code)
+			if line, ok := sandbox.Refusal(pol, cwd, *code, job.Tail(o.TailBytes)); ok {
+				status += " " + refusalNote(pol, line)
+			}
 		}
 		m, _ := json.Marshal(meta{Cwd: cwd, ExitCode: code, Signal: sig, DurationMs: time.Since(started).Milliseconds(),
 			Output: job.Tail(o.TailBytes)})

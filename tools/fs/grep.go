@@ -213,26 +213,39 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 	parent := ctx
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
+	// Files go to the workers, and come back, in batches of consecutive
+	// files: a channel send per file cost more than searching most of
+	// them. A batch's number is its place in walk order.
 	type job struct {
-		seq  int
-		path string
+		seq   int
+		paths []string
 	}
 	type done struct {
-		seq  int
-		file grepFile
+		seq   int
+		files []grepFile
 	}
 	// Short queues: what is queued is read even when the first matches
 	// already fill the result, and most searches stop early.
-	jobs := make(chan job, 16)
-	results := make(chan done, 16)
+	jobs := make(chan job, 4)
+	results := make(chan done, 4)
 	go func() {
 		defer close(jobs)
 		seq := 0
+		var batch []string
+		send := func() error {
+			select {
+			case jobs <- job{seq, batch}:
+				seq, batch = seq+1, nil
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		var opt walkOptions
 		if include != nil {
 			opt.keep = include.match
 		}
-		_ = walkFiles(ctx, root, opt, func(e *walkEntry) error {
+		err := walkFiles(ctx, root, opt, func(e *walkEntry) error {
 			abs := e.abs
 			if e.typ&iofs.ModeSymlink != 0 {
 				// Followed only to a regular file inside the roots: a link
@@ -244,14 +257,14 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 			} else if !e.typ.IsRegular() {
 				return nil
 			}
-			select {
-			case jobs <- job{seq, abs}:
-				seq++
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
+			if batch = append(batch, abs); len(batch) == grepBatch {
+				return send()
 			}
+			return nil
 		})
+		if err == nil && len(batch) > 0 {
+			_ = send()
+		}
 	}()
 	var workers sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -263,9 +276,15 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 				if ctx.Err() != nil {
 					continue // stopped: drain the queue without reading
 				}
-				m, _ := s.file(j.path, w) // unreadable files are skipped
+				files := make([]grepFile, 0, len(j.paths))
+				for _, p := range j.paths {
+					m, _ := s.file(p, w) // unreadable files are skipped
+					if len(m) > 0 {
+						files = append(files, grepFile{Path: p, Matches: m})
+					}
+				}
 				select {
-				case results <- done{j.seq, grepFile{Path: j.path, Matches: m}}:
+				case results <- done{j.seq, files}:
 				case <-ctx.Done():
 				}
 			}
@@ -273,26 +292,25 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 	}
 	go func() { workers.Wait(); close(results) }()
 
-	pending := map[int]grepFile{}
+	pending := map[int][]grepFile{}
 	var ordered []grepFile
 	next, found := 0, 0
+	take := func(files []grepFile) {
+		next++
+		for _, f := range files {
+			ordered = append(ordered, f)
+			found += len(f.Matches)
+		}
+	}
 	for r := range results {
 		if r.seq != next || len(pending) > 0 {
-			pending[r.seq] = r.file
+			pending[r.seq] = r.files
 		} else {
-			next++ // in order: the common case, no map traffic
-			if len(r.file.Matches) > 0 {
-				ordered = append(ordered, r.file)
-				found += len(r.file.Matches)
-			}
+			take(r.files) // in order: the common case, no map traffic
 		}
 		for f, ok := pending[next]; ok; f, ok = pending[next] {
 			delete(pending, next)
-			next++
-			if len(f.Matches) > 0 {
-				ordered = append(ordered, f)
-				found += len(f.Matches)
-			}
+			take(f)
 		}
 		if found > grepLimit {
 			stop() // the first grepLimit+1 matches in path order are known
@@ -312,6 +330,9 @@ func relTo(root, abs string) string {
 	rel, _ := filepath.Rel(root, abs)
 	return rel
 }
+
+// grepBatch is how many files go to a worker at once.
+const grepBatch = 16
 
 // binaryHead is how much of a file's start is checked for a NUL byte.
 const binaryHead = 8192
@@ -445,7 +466,7 @@ func (s *searcher) candidates(data []byte, line int, out []grepMatch, sc *scanne
 		line += bytes.Count(data[counted:start], []byte{'\n'})
 		counted = start
 		text := bytes.TrimSuffix(data[start:end], []byte("\r"))
-		if s.re.Match(text) {
+		if s.lits.holds(text) && s.re.Match(text) {
 			out = append(out, grepMatch{Line: line, Text: shortLine(text)})
 		}
 		pos = end + 1

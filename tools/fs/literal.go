@@ -3,6 +3,7 @@ package fs
 import (
 	"bytes"
 	"regexp/syntax"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -21,10 +22,15 @@ type lit struct {
 	off  int  // offset in s of the byte the scan looks for
 }
 
-// litSet is a prefilter: every matching line contains one of lits.
+// litSet is a prefilter: every matching line contains one of lits, and
+// one literal of each set in also.
 type litSet struct {
 	lits    []lit
 	anchors []byte // the distinct bytes the scan looks for (both cases of a folded letter)
+	// also are the other sets a match needs one literal of each of (the
+	// pieces of a concatenation other than the one scanned for): checked
+	// on a candidate line before the regexp runs on it.
+	also [][]lit
 }
 
 // minLiteral is the shortest literal worth a prefilter: single bytes occur
@@ -37,15 +43,42 @@ const maxAnchors = 8
 
 // literals returns the prefilter for pattern, or nil when it has none
 // worth using (the regexp then runs on whole files first, see prefilter).
+// Of the sets every match needs one literal of (all the pieces of
+// "func \w+\(ctx context\.Context\)", say: "func " and "(ctx
+// context.Context)"), the scan looks for the one whose anchor bytes are
+// rarest: the scan stops at every anchor byte, and "func " stops it at
+// every "f" of the tree. The others are checked on the lines it finds.
 func literals(pattern string) *litSet {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		return nil
 	}
-	set := required(re.Simplify())
-	if len(set) == 0 {
-		return nil
+	var best *litSet
+	var also [][]lit
+	for _, set := range requiredSets(re.Simplify()) {
+		ls := newLitSet(set)
+		if ls == nil {
+			continue
+		}
+		switch {
+		case best == nil:
+			best = ls
+		case ls.cost() < best.cost():
+			also = append(also, best.lits)
+			best = ls
+		default:
+			also = append(also, ls.lits)
+		}
 	}
+	if best != nil {
+		best.also = also
+	}
+	return best
+}
+
+// newLitSet makes the prefilter of one set, or nil when a literal of it
+// is too short or cannot be anchored, or it has too many anchors.
+func newLitSet(set []lit) *litSet {
 	ls := &litSet{}
 	for _, l := range set {
 		if len(l.s) < minLiteral {
@@ -67,6 +100,58 @@ func literals(pattern string) *litSet {
 		return nil
 	}
 	return ls
+}
+
+// cost estimates the work of scanning for ls, per 100,000 bytes of
+// source: a stop at each anchor byte (their frequencies together), and a
+// line taken out and checked, about candidateCost stops' worth, at each
+// place a literal might stand (the product of its bytes' frequencies, as
+// if independent). For "panic\(\"[a-z]+: " the scan for ": " stops less
+// often than the one for "panic(\"", but at far more places to check.
+func (ls *litSet) cost() float64 {
+	const candidateCost = 20
+	n := 0.0
+	for _, b := range ls.anchors {
+		n += float64(byteRank(b))
+	}
+	for _, l := range ls.lits {
+		p := 1.0
+		for _, b := range l.s {
+			f := float64(byteRank(b))
+			if l.fold && caseFlip(b, true) != b {
+				f += float64(byteRank(caseFlip(b, true)))
+			}
+			p *= f / 100000
+		}
+		n += candidateCost * 100000 * p
+	}
+	return n
+}
+
+// requiredSets returns sets of literals such that every match of re
+// contains one literal of each set: the required pieces of a
+// concatenation, each on its own (nested ones flattened), or the one set
+// required finds.
+func requiredSets(re *syntax.Regexp) [][]lit {
+	switch re.Op {
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredSets(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredSets(re.Sub[0])
+		}
+		return nil
+	case syntax.OpConcat:
+		var out [][]lit
+		for _, sub := range re.Sub {
+			out = append(out, requiredSets(sub)...)
+		}
+		return out
+	}
+	if set := required(re); len(set) > 0 {
+		return [][]lit{set}
+	}
+	return nil
 }
 
 // required returns literals one of which every match of re contains, or
@@ -139,7 +224,8 @@ func sameWidthFold(r rune) bool {
 	return true
 }
 
-// better prefers the set whose shortest literal is longer, then the smaller set.
+// better prefers the set whose shortest literal is longer, then the smaller
+// set (within one branch of an alternation).
 func better(a, b []lit) bool {
 	if len(a) == 0 {
 		return false
@@ -291,4 +377,39 @@ func (sc *scanner) find(pos int) int {
 		}
 		cur = at + 1 // no literal around this anchor: look past it
 	}
+}
+
+// holds reports whether line contains one literal of each set in also.
+func (ls *litSet) holds(line []byte) bool {
+	for _, set := range ls.also {
+		if !slices.ContainsFunc(set, func(l lit) bool { return l.in(line) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// in reports whether l occurs in line.
+func (l lit) in(line []byte) bool {
+	if !l.fold {
+		return bytes.Contains(line, l.s)
+	}
+	// Folded: try each place the anchor byte stands, in either case.
+	a, b := l.s[l.off], caseFlip(l.s[l.off], true)
+	last := len(line) - len(l.s) // the last place l can start
+	for st := 0; st <= last; st++ {
+		seg := line[st+l.off : last+l.off+1]
+		j := bytes.IndexByte(seg, a)
+		if k := bytes.IndexByte(seg, b); k >= 0 && (j < 0 || k < j) {
+			j = k
+		}
+		if j < 0 {
+			return false
+		}
+		st += j
+		if bytes.EqualFold(line[st:st+len(l.s)], l.s) {
+			return true
+		}
+	}
+	return false
 }

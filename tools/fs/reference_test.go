@@ -288,7 +288,11 @@ func TestSearchMatchesReference(t *testing.T) {
 
 	patterns := []string{"NEEDLE_7", `NEEDLE_\d`, `(?i)needle_\d`, "(?i)kelvin", "(?i)state", `\w+elvin`, "alpha|Beta",
 		"^func", `Handler\(ctx\)$`, "x*", "", ".", "(?i)σίσυφος", "日本語", `é\b`, `(?i)É`, "TODO|todo:", "\n",
-		"a\nb", `\bab\b`, `HUGE_[A-Z]+`, "alpha", `(?i)ſtate`, `(NEEDLE|needle)_[0-9]`, `[Nn]eedle`, `\x00`}
+		"a\nb", `\bab\b`, `HUGE_[A-Z]+`, "alpha", `(?i)ſtate`, `(NEEDLE|needle)_[0-9]`, `[Nn]eedle`, `\x00`,
+		// Several pieces every match holds: one is scanned for, the others
+		// are checked on the lines it finds (folded ones too).
+		`NEEDLE_\d .*Handler\(ctx\)`, `alpha.*(?i)kelvin`, `(?i)state.*todo:`, `func [a-z]+ gamma`, `Beta.*日本語.*a\.b`,
+		`(?i:ſtate) \w+ (?i)ΣΊΣΥΦΟΣ`, `gamma.*(alpha|Beta).*TODO`}
 	for range 100 {
 		patterns = append(patterns, randomPattern(rng))
 	}
@@ -355,6 +359,12 @@ func TestLiterals(t *testing.T) {
 		{"a\nbc", ""},
 		{`[ab]cd`, "cd"},
 		{`a|b|c|d|e|f|g|h|i`, ""},
+		// Of the pieces every match holds, the one cheapest to scan for:
+		// rare anchor bytes, few places to check.
+		{`func \w+\(ctx context\.Context\) error`, "(ctx context.Context) error"},
+		{`if err := \w+\.Close\(\); err != nil`, ".Close(); err != nil"},
+		{`case \w+\.\w+\(\w+\):`, "):"},
+		{`panic\("[a-z]+: `, `panic("`}, // ": " stops less often, at far more lines
 	}
 	for _, tt := range tests {
 		var got []string

@@ -173,13 +173,22 @@ func TestExampleAgent(t *testing.T) {
 // TestScenarios replays the txtar transcripts against the bridge; -update
 // rewrites their agent sections.
 func TestScenarios(t *testing.T) {
-	// The bridge keeps its session logs in a directory of the test's own.
-	t.Setenv("ACP_BRIDGE_STATE_DIR", t.TempDir())
-	bin, err := buildBridge()
+	schema, err := acpschema.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema, err := acpschema.Default()
+	replayScenarios(t, "", suite.RunScenario, schema)
+}
+
+// replayScenarios replays every transcript of testdata/scenarios against
+// the bridge with run (one protocol version's runner), which compares the
+// agent's output with the golden section named golden in the messages
+// (-update rewrites it) and checks the messages against schema.
+func replayScenarios(t *testing.T, golden string, run func(context.Context, string, *suite.Archive, []string, *acpschema.Schema, bool) (*suite.ScenarioResult, error), schema *acpschema.Schema) {
+	t.Helper()
+	// The bridge keeps its session logs in a directory of the test's own.
+	t.Setenv("ACP_BRIDGE_STATE_DIR", t.TempDir())
+	bin, err := buildBridge()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,9 +203,12 @@ func TestScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := suite.ParseArchive(data)
-			res, err := suite.RunScenario(t.Context(), filepath.Base(path), a, []string{bin, "--model", "script:{scenario}/model.json"}, schema, *update)
+			res, err := run(t.Context(), filepath.Base(path), a, []string{bin, "--model", "script:{scenario}/model.json"}, schema, *update)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if res == nil {
+				t.Skip("a version-negotiation scenario: no run in this version")
 			}
 			if res.Updated {
 				if err := os.WriteFile(path, a.Format(), 0o644); err != nil {
@@ -205,7 +217,7 @@ func TestScenarios(t *testing.T) {
 				t.Logf("updated %s", path)
 			}
 			if res.Diff != "" {
-				t.Errorf("agent output differs from the golden (run with -update to accept):\n%s", res.Diff)
+				t.Errorf("agent output differs from the golden%s (run with -update to accept):\n%s", golden, res.Diff)
 			}
 			for _, o := range res.Offences {
 				t.Errorf("#%d %s\n  %s", o.Seq, o.Why, o.Message)
@@ -238,11 +250,6 @@ func TestUsage(t *testing.T) {
 // against their "agent.v2" goldens, every message the agent writes checked
 // against the v2 draft's schema when the workspace has it.
 func TestScenariosV2(t *testing.T) {
-	t.Setenv("ACP_BRIDGE_STATE_DIR", t.TempDir())
-	bin, err := buildBridge()
-	if err != nil {
-		t.Fatal(err)
-	}
 	schema, err := acpschema.V2()
 	if err != nil {
 		t.Fatal(err)
@@ -250,36 +257,5 @@ func TestScenariosV2(t *testing.T) {
 	if schema == nil {
 		t.Log("no ACP v2 schema beside the checkout: the messages are not checked against it")
 	}
-	files, _ := filepath.Glob("../../testdata/scenarios/*.txtar")
-	if len(files) == 0 {
-		t.Fatal("no scenarios")
-	}
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := suite.ParseArchive(data)
-			res, err := suite.RunScenarioV2(t.Context(), filepath.Base(path), a, []string{bin, "--model", "script:{scenario}/model.json"}, schema, *update)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res == nil {
-				t.Skip("a version-negotiation scenario: no v2 run")
-			}
-			if res.Updated {
-				if err := os.WriteFile(path, a.Format(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("updated %s", path)
-			}
-			if res.Diff != "" {
-				t.Errorf("agent output differs from the v2 golden (run with -update to accept):\n%s", res.Diff)
-			}
-			for _, o := range res.Offences {
-				t.Errorf("#%d %s\n  %s", o.Seq, o.Why, o.Message)
-			}
-		})
-	}
+	replayScenarios(t, " "+suite.V2Golden, suite.RunScenarioV2, schema)
 }

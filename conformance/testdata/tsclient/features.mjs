@@ -2,26 +2,20 @@
 // through the official TypeScript SDK (its /unstable entry point) against
 // the real acp-bridge binary: steering, $/cancel_request, boolean config
 // options, titles and archive, elicitation, providers. argv: the bridge
-// command; $SCENARIO (JSON) names the scenario and its inputs; $OUT gets
-//   {lines: [{proc, dir: "in"|"out", line}], sessions: {id: [update...]},
-//    responses: {name: result}, errors: {name: {code, message}},
-//    marks: {name: number of updates of the session seen so far},
-//    elicitations: [params]}
+// command; $SCENARIO (JSON) names the scenario and its inputs; the report
+// (bridge.mjs) adds sessions: {id: [update...]}, marks: {name: number of
+// updates of the session seen so far}, elicitations: [params] and
+// completions: [params].
 // The Go test (tsfeatures_test.go) runs each scenario and asserts on it. A
 // scenario may start the bridge more than once (a restart) over the same
 // state directory; proc numbers the processes.
-import { spawn } from "node:child_process";
-import { Readable, Writable } from "node:stream";
-import { writeFileSync } from "node:fs";
 import { client, ndJsonStream } from "@agentclientprotocol/sdk/unstable";
+import { scenario, report as seen, text, runBridge, call, allowOnce, finish } from "./bridge.mjs";
 
-const scenario = JSON.parse(process.env.SCENARIO);
-const [cmd, ...args] = process.argv.slice(2);
-const seen = { lines: [], sessions: {}, responses: {}, errors: {}, marks: {}, elicitations: [], completions: [] };
+Object.assign(seen, { sessions: {}, marks: {}, elicitations: [], completions: [] });
 // completed resolves once an elicitation/complete has arrived.
 let completed;
 const completion = new Promise((r) => (completed = r));
-const text = (t) => [{ type: "text", text: t }];
 
 // control talks to the Go test's model server: wait for an event there
 // (the model got a request), or fire one (the model may answer).
@@ -30,66 +24,26 @@ const control = async (verb, name) => {
   if (!r.ok) throw new Error(`control ${verb} ${name}: ${r.status}`);
 };
 
-let procs = 0;
 // bridge runs fn against one fresh bridge process, then ends it by closing
 // its stdin (as an editor that quits).
-async function bridge(fn) {
-  const proc = procs++;
-  const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "inherit"] });
-  const tap = (dir) => {
-    let buf = "";
-    return new TransformStream({
-      transform(chunk, ctl) {
-        buf += new TextDecoder().decode(chunk, { stream: true });
-        let i;
-        while ((i = buf.indexOf("\n")) >= 0) {
-          seen.lines.push({ proc, dir, line: buf.slice(0, i) });
-          buf = buf.slice(i + 1);
-        }
-        ctl.enqueue(chunk);
-      },
-    });
-  };
-  const fromAgent = Readable.toWeb(child.stdout).pipeThrough(tap("in"));
-  const toAgent = tap("out");
-  toAgent.readable.pipeTo(Writable.toWeb(child.stdin)).catch(() => {});
-  const app = client({ name: "acp-bridge-features-check" })
-    .onNotification("session/update", ({ params }) => {
-      (seen.sessions[params.sessionId] ??= []).push(params.update);
-    })
-    .onRequest("session/request_permission", ({ params }) => {
-      const allow = params.options.find((o) => o.kind === "allow_once") ?? params.options[0];
-      return { outcome: { outcome: "selected", optionId: allow.optionId } };
-    })
-    .onRequest("elicitation/create", ({ params }) => {
-      seen.elicitations.push(params);
-      return scenario.elicitationAnswer ?? { action: "decline" };
-    })
-    .onNotification("elicitation/complete", ({ params }) => {
-      seen.completions.push(params);
-      completed();
-    });
-  try {
-    await app.connectWith(ndJsonStream(toAgent.writable, fromAgent), fn);
-  } catch (e) {
-    seen.errors[`connection${proc}`] = { message: String(e?.stack ?? e) };
-  } finally {
-    child.stdin.end();
-    await new Promise((r) => child.once("exit", r));
-  }
-}
+const bridge = (fn) =>
+  runBridge(ndJsonStream, (stream) =>
+    client({ name: "acp-bridge-features-check" })
+      .onNotification("session/update", ({ params }) => {
+        (seen.sessions[params.sessionId] ??= []).push(params.update);
+      })
+      .onRequest("session/request_permission", allowOnce)
+      .onRequest("elicitation/create", ({ params }) => {
+        seen.elicitations.push(params);
+        return scenario.elicitationAnswer ?? { action: "decline" };
+      })
+      .onNotification("elicitation/complete", ({ params }) => {
+        seen.completions.push(params);
+        completed();
+      })
+      .connectWith(stream, fn),
+  );
 
-// call makes one request and keeps its answer (or error) under name.
-const call = async (ctx, name, method, params, options) => {
-  try {
-    const r = await ctx.request(method, params, options);
-    seen.responses[name] = r ?? {};
-    return r;
-  } catch (e) {
-    seen.errors[name] = { code: e?.code, message: String(e?.message ?? e), data: e?.data };
-    return undefined;
-  }
-};
 const mark = (name, sid) => {
   seen.marks[name] = (seen.sessions[sid] ?? []).length;
 };
@@ -233,10 +187,4 @@ const scenarios = {
   },
 };
 
-try {
-  await scenarios[scenario.name]();
-} catch (e) {
-  seen.errors.scenario = { message: String(e?.stack ?? e) };
-} finally {
-  writeFileSync(process.env.OUT, JSON.stringify(seen));
-}
+await finish(() => scenarios[scenario.name]());

@@ -1,0 +1,178 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// serveEnv is the environment of a served bridge in these tests.
+func serveEnv(t *testing.T, state string) []string {
+	return []string{"ACP_BRIDGE_TOKEN=" + serveToken, "KEY_E2E=sk-e2e", "ACP_BRIDGE_STATE_DIR=" + state, "HOME=" + t.TempDir()}
+}
+
+const serveToken = "0123456789abcdef-linux-serve"
+
+// asyncCall runs c.call in the background.
+func asyncCall(c *wsSession, method string, params any) <-chan map[string]any {
+	ch := make(chan map[string]any, 1)
+	go func() {
+		res, e := c.call(method, params)
+		if e != nil {
+			res = map[string]any{"error": e}
+		}
+		ch <- res
+	}()
+	return ch
+}
+
+// TestServeSIGTERMLetsTurnsEnd: on SIGTERM the server stops taking
+// connections (health says closing, initialize gets 503) while a running
+// turn goes on to its end and its answer reaches the client; then the
+// process exits 0, and a new server loads the session with the turn.
+func TestServeSIGTERMLetsTurnsEnd(t *testing.T) {
+	asked, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		once.Do(func() { close(asked) })
+		<-release
+		sseWrite(w, 1<<20, delta(`{"role":"assistant","content":"Finished after the signal."}`, "stop"))
+	}))
+	defer model.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	work, state := t.TempDir(), t.TempDir()
+	args := []string{"--listen", "127.0.0.1:0", "--root", work, "--base-url", model.URL + "/v1", "--model", "mock-1", "--api-key-env", "KEY_E2E", "--log-level", "info"}
+	p := startServe(t, serveEnv(t, state), args...)
+	c := dialServe(t, p.url, serveToken)
+	c.initialize()
+	sid := c.newSession(work)
+	answer := asyncCall(c, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "take your time"}}})
+	<-asked
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	health := strings.TrimSuffix(p.url, "/acp") + "/health"
+	waitUntil(t, "health to say closing", func() bool {
+		resp, err := http.Get(health)
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == 503 && strings.Contains(string(b), "closing")
+	})
+	req, _ := http.NewRequest("POST", p.url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+serveToken)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 503 {
+		t.Errorf("initialize while closing: %v %v, want 503", err, resp)
+	}
+	close(release)
+	select {
+	case res := <-answer:
+		if res["stopReason"] != "end_turn" {
+			t.Errorf("the running turn ended with %v, want end_turn", res)
+		}
+	case <-time.After(never):
+		t.Fatal("the running turn never answered")
+	}
+	if err := p.exit(t); err != nil {
+		t.Fatalf("exit: %v\n%s", err, p.stderr.String())
+	}
+
+	p2 := startServe(t, serveEnv(t, state), args...)
+	c2 := dialServe(t, p2.url, serveToken)
+	c2.initialize()
+	if _, e := c2.call("session/load", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}}); e != nil {
+		t.Fatalf("load after the restart: %v", e)
+	}
+	if got := c2.agentText(); !strings.Contains(got, "Finished after the signal.") {
+		t.Errorf("the loaded session lacks the turn that ended during shutdown: %q", got)
+	}
+}
+
+// TestServeSIGKILLLeavesNothing: a served bridge killed while a command
+// runs leaves no process behind (the watchdog, as for stdio), and a new
+// server loads the session.
+func TestServeSIGKILLLeavesNothing(t *testing.T) {
+	cmdArgs, _ := json.Marshal(map[string]string{"command": "sleep 30 & sleep 30"})
+	script := writeScript(t, t.TempDir(), "script.json",
+		`{"parts":[{"text":"Running it."},{"tool_call":{"id":"b1","name":"bash","arguments":`+string(cmdArgs)+`}}]}`)
+	work, state := t.TempDir(), t.TempDir()
+	args := []string{"--listen", "127.0.0.1:0", "--root", work, "--model", "script:" + script, "--permission-mode", "bypass"}
+	p := startServe(t, serveEnv(t, state), args...)
+	c := dialServe(t, p.url, serveToken)
+	c.initialize()
+	sid := c.newSession(work)
+	// Sent, not awaited: the answer never comes (the server is killed).
+	prompt, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
+		"params": map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}}})
+	if err := c.ws.Write(t.Context(), websocket.MessageText, prompt); err != nil {
+		t.Fatal(err)
+	}
+	pid := p.cmd.Process.Pid
+	before := awaitChildren(t, pid, 2, "sleep")
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Wait()
+	if left := awaitGone(before, never); len(left) > 0 {
+		t.Errorf("still running %v after serve was killed: %+v", never, left)
+		for _, q := range left {
+			syscall.Kill(q.pid, syscall.SIGKILL)
+		}
+	}
+	p2 := startServe(t, serveEnv(t, state), args...)
+	c2 := dialServe(t, p2.url, serveToken)
+	c2.initialize()
+	if _, e := c2.call("session/load", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}}); e != nil {
+		t.Fatalf("load after the kill: %v", e)
+	}
+}
+
+// TestServeHandOverBetweenConnections: a session open (idle) on one
+// connection is loaded on another: the first lets go of it
+// (agent/handover.go), and is told so.
+func TestServeHandOverBetweenConnections(t *testing.T) {
+	script := writeScript(t, t.TempDir(), "script.json", `{"parts":[{"text":"First answer."}]}`)
+	work := t.TempDir()
+	p := startServe(t, serveEnv(t, t.TempDir()), "--listen", "127.0.0.1:0", "--root", work, "--model", "script:"+script)
+	a := dialServe(t, p.url, serveToken)
+	a.initialize()
+	sid := a.newSession(work)
+	a.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
+	b := dialServe(t, p.url, serveToken)
+	b.initialize()
+	if _, e := b.call("session/load", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}}); e != nil {
+		t.Fatalf("load on a second connection while the first holds it: %v", e)
+	}
+	if got := b.agentText(); !strings.Contains(got, "First answer.") {
+		t.Errorf("the loaded session lacks its turn: %q", got)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(never)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, never)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,155 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary be its own helper, as acp-bridge is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == HelperArg {
+		os.Exit(HelperMain(os.Args[2:]))
+	}
+	HasHelper = true
+	os.Exit(m.Run())
+}
+
+func needLandlock(t *testing.T) {
+	t.Helper()
+	if s := Probe(); !s.Available {
+		t.Skipf("no sandbox here: %s", s.Reason)
+	}
+}
+
+// run runs a bash line under p and returns its combined output and error.
+func run(t *testing.T, p *Policy, dir, line string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Dir = dir
+	if err := Wrap(cmd, p); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestFilesystem(t *testing.T) {
+	needLandlock(t)
+	root, outside, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	ww := &Policy{Mode: WorkspaceWrite, Roots: []string{root}, TempDir: tmp}
+	ro := &Policy{Mode: ReadOnly, Roots: []string{root}, TempDir: tmp}
+	if err := os.WriteFile(filepath.Join(outside, "readme"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		p      *Policy
+		line   string
+		ok     bool
+		absent string // a file that must not exist afterwards
+	}{
+		{"write inside", ww, "echo x > in.txt && mkdir -p a/b && mv in.txt a/b/", true, ""},
+		{"write outside", ww, "echo x > " + outside + "/out.txt", false, filepath.Join(outside, "out.txt")},
+		{"read outside", ww, "cat " + outside + "/readme", true, ""},
+		{"temp dir", ww, `echo x > "$TMPDIR/t" && cat <<<here-doc`, true, ""},
+		{"remove outside", ww, "rm " + outside + "/readme", false, ""},
+		{"read-only inside", ro, "touch ro.txt", false, filepath.Join(root, "ro.txt")},
+		{"read-only temp", ro, `echo x > "$TMPDIR/t2"`, true, ""},
+		{"dev null", ro, "echo x > /dev/null", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(t, tc.p, root, tc.line)
+			if (err == nil) != tc.ok {
+				t.Fatalf("err %v, want ok %v; output: %s", err, tc.ok, out)
+			}
+			if !tc.ok && !strings.Contains(out, "Permission denied") {
+				t.Errorf("output %q does not say Permission denied", out)
+			}
+			if tc.absent != "" {
+				if _, err := os.Stat(tc.absent); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s exists (%v)", tc.absent, err)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(outside, "readme")); err != nil {
+		t.Errorf("the outside file went: %v", err)
+	}
+}
+
+func TestNetwork(t *testing.T) {
+	needLandlock(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	root := t.TempDir()
+	connect := "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected"
+	off := &Policy{Mode: WorkspaceWrite, Roots: []string{root}, TempDir: t.TempDir()}
+	if out, err := run(t, off, root, connect); err == nil || strings.Contains(out, "connected") {
+		t.Errorf("network off: connected (%v): %s", err, out)
+	} else {
+		t.Logf("refused: %s", out)
+	}
+	on := *off
+	on.Network = true
+	if out, err := run(t, &on, root, connect); err != nil || !strings.Contains(out, "connected") {
+		t.Errorf("network on: %v: %s", err, out)
+	}
+	// What Landlock alone would let through: UDP and Multipath TCP.
+	for _, line := range []string{
+		"exec 3<>/dev/udp/127.0.0.1/" + port + " && echo opened",
+		`python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); print("opened")'`,
+	} {
+		if strings.HasPrefix(line, "python3") {
+			if _, err := exec.LookPath("python3"); err != nil {
+				continue
+			}
+		}
+		if out, err := run(t, off, root, line); err == nil || strings.Contains(out, "opened") {
+			t.Errorf("%s: opened (%v): %s", line, err, out)
+		}
+	}
+}
+
+func TestHelperRefusesBadArgs(t *testing.T) {
+	for _, args := range [][]string{{}, {"--mode", "nope", "--", "true", "true"}, {"--mode", "off"}, {"--", "true", "true"}, {"--tmp"}} {
+		if _, _, _, err := parseHelperArgs(args); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}
+
+// A platform without a sandbox: Wrap refuses a confined policy, never
+// runs the command as it is.
+func TestUnavailableRefuses(t *testing.T) {
+	defer func(p func() Support) { Probe = p }(Probe)
+	Probe = func() Support { return Support{Reason: "simulated: no Landlock"} }
+	cmd := exec.Command("true")
+	err := Wrap(cmd, &Policy{Mode: WorkspaceWrite})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "simulated") {
+		t.Fatalf("Wrap = %v, want ErrUnavailable with the reason", err)
+	}
+	if err := Wrap(cmd, &Policy{Mode: Off}); err != nil {
+		t.Fatalf("mode off: %v", err)
+	}
+}

@@ -81,7 +81,10 @@ func (a *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	a.h.mu.Lock()
 	a.h.outcomes = append(a.h.outcomes, outcome)
 	a.h.mu.Unlock()
-	a.h.turnDone <- outcome
+	select {
+	case a.h.turnDone <- outcome:
+	default: // nobody waits for this many
+	}
 	return &acp.PromptResponse{StopReason: acp.StopEndTurn}, nil
 }
 

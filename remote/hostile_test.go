@@ -219,6 +219,22 @@ func TestLimits(t *testing.T) {
 	c.newSession(s.root)
 }
 
+// TestTooManyRequests: a connection's requests running at once are
+// bounded (each holds a goroutine of the agent's): past maxPending, 503.
+func TestTooManyRequests(t *testing.T) {
+	s := newTestServer(t, Options{})
+	c := newClient(t, s.URL, "")
+	c.initialize()
+	sid := c.newSession(s.root)
+	for i := range maxPending {
+		c.post(sid, `{"jsonrpc":"2.0","id":`+strconv.Itoa(100+i)+`,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"wait"}]}}`)
+	}
+	if code := status(t, c.req("POST", `{"jsonrpc":"2.0","id":99,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"wait"}]}}`, map[string]string{HeaderSessionID: sid})); code != 503 {
+		t.Errorf("request %d at once: %d, want 503", maxPending+1, code)
+	}
+	close(s.agents.release)
+}
+
 func TestSlowClientDropped(t *testing.T) {
 	s := newTestServer(t, Options{MaxBuffered: 64 << 10})
 	c := newClient(t, s.URL, "")

@@ -215,9 +215,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // remoteOptions are the server's options: each connection's agent has the
 // stdio mode's options, less the terminal login (a remote client cannot
-// run a command in the agent's environment).
+// run a command in the agent's environment), logout and providers/* (the
+// key and the endpoints are every connection's: one client must not
+// delete or redirect what the others use).
 func remoteOptions(sc *serveConfig, r *resolved, opts agent.Options) remote.Options {
-	opts.TerminalLogin = nil
+	opts.TerminalLogin, opts.Logout, opts.Routes = nil, nil, nil
 	hosts := append([]string(nil), sc.hosts...)
 	if r.host != "" && !net.ParseIP(strings.Trim(r.host, "[]")).IsUnspecified() {
 		hosts = append(hosts, r.host)

@@ -44,7 +44,11 @@ func TestServeSIGTERMLetsTurnsEnd(t *testing.T) {
 	asked, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path != "/v1/chat/completions" || !strings.Contains(string(body), "take your time") {
+			http.NotFound(w, r) // the model list and the like: not the turn
+			return
+		}
 		once.Do(func() { close(asked) })
 		<-release
 		sseWrite(w, 1<<20, delta(`{"role":"assistant","content":"Finished after the signal."}`, "stop"))

@@ -49,7 +49,7 @@ type commandEnv struct {
 	// the pipeline, as a card of its own; the recorder names it from want.
 	call func(ctx context.Context, want, tool string, args json.RawMessage) registry.Result
 	// rewind takes back earlier prompts (rewindcmd.go).
-	rewind *rewinds
+	rewind *rewinder
 }
 
 // commands is the catalog, in the order /help lists it.
@@ -154,7 +154,7 @@ func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *
 					call: func(ctx context.Context, want, tool string, args json.RawMessage) registry.Result {
 						id := s.calls.ids(want)[0] // a call of its own, not the model's (registry/callid.go)
 						return s.runTools(ctx, []model.ToolCall{{ID: id, Name: tool, Arguments: args}})[0]
-					}, rewind: s.rewindsFor()}, arg), nil
+					}, rewind: s.rw}, arg), nil
 			}
 		}
 		s.notice(ctx, fmt.Sprintf("Unknown command `/%s`. %s", name, commandList()))

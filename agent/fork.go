@@ -52,7 +52,7 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 	if at != nil {
 		// The fork keeps the history up to the message named and the rest
 		// of its turn: the source's log up to the next prompt.
-		before, _, err := s.cutAfter(evs, at)
+		before, _, err := s.rw.cutAfter(evs, at)
 		if err != nil {
 			s.close(registry.ErrShutdown)
 			return nil, err

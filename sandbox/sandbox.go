@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -240,21 +239,4 @@ func HelperMain(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "acp-bridge sandbox: %v\n", err)
 	return 126
-}
-
-// PrivateTemp makes a private temp dir for confined commands under base
-// (os.TempDir() when ""), readable by its owner only.
-func PrivateTemp(base string) (string, error) {
-	if base == "" {
-		base = os.TempDir()
-	}
-	d, err := os.MkdirTemp(base, "acp-bridge-sandbox-")
-	if err != nil {
-		return "", err
-	}
-	// Landlock and Seatbelt match resolved paths: give the real one.
-	if real, err := filepath.EvalSymlinks(d); err == nil {
-		d = real
-	}
-	return d, nil
 }

@@ -139,6 +139,7 @@ type client struct {
 	url   string
 	path  string // default Path
 	token string
+	hc    *http.Client // default http.DefaultClient
 	conn  string
 	msgs  chan rpc // everything every stream delivered
 	mu    sync.Mutex
@@ -179,7 +180,11 @@ func (c *client) req(method, body string, hdr map[string]string) *http.Response 
 		}
 		r.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(r)
+	hc := c.hc
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(r)
 	if err != nil {
 		c.t.Fatal(err)
 	}

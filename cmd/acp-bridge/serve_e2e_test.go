@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -392,4 +395,49 @@ func TestServeDroppedClientTurnEnds(t *testing.T) {
 func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestServeTLS: with a certificate, serve speaks HTTPS (HTTP/2 when the
+// client offers it), prints an https URL, and still wants the token.
+func TestServeTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	cert, key := writeCert(t, []string{"localhost"}, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	const token = "0123456789abcdef-tls-token"
+	p := startServe(t, []string{"ACP_BRIDGE_TOKEN=" + token, "ACP_BRIDGE_STATE_DIR=" + t.TempDir(), "HOME=" + t.TempDir()},
+		"--listen", "localhost:0", "--tls-cert", cert, "--tls-key", key, "--model", "script:"+writeScript(t, t.TempDir(), "s.json", `{"parts":[{"text":"hi"}]}`))
+	if !strings.HasPrefix(p.url, "https://") {
+		t.Fatalf("printed URL %q, want https", p.url)
+	}
+	pool := x509.NewCertPool()
+	pem, _ := os.ReadFile(cert)
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	_, port, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(p.url, "https://"), "/acp"))
+	url := "https://localhost:" + port + "/acp"
+	post := func(auth string) *http.Response {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	if resp := post(""); resp.StatusCode != 401 {
+		t.Errorf("no token over TLS: %d", resp.StatusCode)
+	}
+	resp := post(token)
+	if resp.StatusCode != 200 || resp.Header.Get("Acp-Connection-Id") == "" {
+		t.Fatalf("initialize over TLS: %d", resp.StatusCode)
+	}
+	if resp.ProtoMajor != 2 {
+		t.Errorf("negotiated %s, want HTTP/2", resp.Proto)
+	}
 }

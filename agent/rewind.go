@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 
@@ -44,6 +45,7 @@ type rewinder struct {
 	events func() []session.Event
 	saved  func() error
 	files  *Files
+	logger *slog.Logger
 	scope  *registry.Scope
 	emit   func(ctx context.Context, ev session.Event)
 	// marks are the user messages of the conversation, oldest first (a copy).
@@ -55,7 +57,7 @@ type rewinder struct {
 
 // newRewinder is s's rewinder.
 func newRewinder(s *conversation) *rewinder {
-	return &rewinder{id: s.id, cwd: s.cwd, files: s.files, scope: s.scope, emit: s.emit,
+	return &rewinder{id: s.id, cwd: s.cwd, files: s.files, logger: s.a.log, scope: s.scope, emit: s.emit,
 		events: func() []session.Event { return s.log.Events() },
 		saved: func() error {
 			if !s.log.Persistent() {
@@ -73,9 +75,8 @@ func newRewinder(s *conversation) *rewinder {
 
 // Reasons a rewind is refused without an error.
 const (
-	rewindBusy     = "busy"              // a turn runs or is queued: cancel it first
-	rewindNoSuch   = "session_not_found" // not a live session here
-	rewindNotSaved = "persistence_unavailable"
+	rewindBusy   = "busy"              // a turn runs or is queued: cancel it first
+	rewindNoSuch = "session_not_found" // not a live session here
 )
 
 // RewindSession serves `_session/rewind`: the conversation goes back to
@@ -104,10 +105,7 @@ func (a *Agent) RewindSession(ctx context.Context, req *acp.RewindSessionRequest
 	if err != nil {
 		return nil, err
 	}
-	if err := s.rw.rewindTo(ctx, m.seq, 0, acp.MethodSessionRewind); err != nil {
-		return &acp.RewindSessionResponse{Reason: rewindNotSaved}, nil
-	}
-	a.log.Info("session rewound", "session", s.id, "before", m.seq, "via", acp.MethodSessionRewind)
+	s.rw.rewindTo(ctx, m.seq, 0, acp.MethodSessionRewind)
 	return &acp.RewindSessionResponse{Rewound: true}, nil
 }
 
@@ -133,12 +131,15 @@ func (s *conversation) releaseTurn() {
 }
 
 // rewindTo logs the rewind of the user message at before (and what
-// follows, up to until: 0 for everything) and returns once it is durable;
-// an error when the log could not take it (the session goes on in memory,
-// rewound, and was told it is no longer saved).
+// follows, up to until: 0 for everything) and returns once it is on disk
+// (it is synced as it is written). It is applied either way: when the log
+// cannot take it, the session goes on in memory, rewound, the editor was
+// told it is no longer saved (timeline.record), and the error says why.
 func (r *rewinder) rewindTo(ctx context.Context, before, until int64, via string) error {
 	r.emit(ctx, session.New(session.Rewind{Before: before, Until: until, Via: via}))
-	return r.saved()
+	err := r.saved()
+	r.logger.Info("session rewound", "session", r.id, "before", before, "via", via, "saved", err == nil)
+	return err
 }
 
 // segment is the suffix a client (AIR) puts on the id of a part of a message.

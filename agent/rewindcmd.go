@@ -61,11 +61,11 @@ func cmdRewind(ctx context.Context, s *commandEnv, arg string) acp.StopReason {
 	if !keepFiles {
 		plan = r.restoreFiles(ctx, r.planFilesFor(ctx, m.seq))
 	}
+	report := r.report(n, m, plan, keepFiles)
 	if err := r.rewindTo(ctx, m.seq, self, "/rewind"); err != nil {
-		s.notice(ctx, fmt.Sprintf("The rewind could not be saved (%v): the model no longer sees prompt %d and what followed in this window, but a reload will show them again.", err, n))
-		return acp.StopEndTurn
+		report += fmt.Sprintf("\n\nThe rewind could not be saved (%v): it holds in this window, but a reload would show the rewound messages again.", err)
 	}
-	s.notice(ctx, r.report(n, m, plan, keepFiles))
+	s.notice(ctx, report)
 	return acp.StopEndTurn
 }
 

@@ -147,10 +147,7 @@ func (a *Agent) RewindTo(ctx context.Context, req *acp.V2RewindRequest) (*acp.V2
 		return nil, err
 	}
 	if before > 0 {
-		if err := s.rw.rewindTo(ctx, before, 0, acp.MethodSessionRewindV2); err != nil {
-			return nil, acp.Errorf(acp.CodeInternalError, "the rewind could not be saved: %v", err)
-		}
-		a.log.Info("session rewound", "session", s.id, "before", before, "via", acp.MethodSessionRewindV2)
+		s.rw.rewindTo(ctx, before, 0, acp.MethodSessionRewindV2)
 	}
 	return &acp.V2RewindResponse{LastMessageID: last}, nil
 }
@@ -174,9 +171,6 @@ func (a *Agent) RewindBefore(ctx context.Context, sessionID, messageID string) e
 		}
 		return unknownMessage(messageID)
 	}
-	if err := s.rw.rewindTo(ctx, m.seq, 0, acp.MethodSessionEditPrompt); err != nil {
-		return acp.Errorf(acp.CodeInternalError, "the rewind could not be saved: %v", err)
-	}
-	a.log.Info("session rewound", "session", s.id, "before", m.seq, "via", acp.MethodSessionEditPrompt)
+	s.rw.rewindTo(ctx, m.seq, 0, acp.MethodSessionEditPrompt)
 	return nil
 }

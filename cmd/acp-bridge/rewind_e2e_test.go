@@ -101,6 +101,8 @@ func TestBinaryRewind(t *testing.T) {
 		modelCalls([2]string{"write", `{"file_path":"z.txt","content":"z\n"}`}, [2]string{"bash", `{"command":"touch made.txt"}`}), says("Made z, ran touch."),
 		// A turn that runs while a rewind is asked for.
 		func(w http.ResponseWriter, body map[string]any) { <-release; says("Late.")(w, body) },
+		// A fork at the first prompt's message goes on from there.
+		says("Forked."),
 	)}
 	srv := httptest.NewServer(m)
 	defer srv.Close()
@@ -195,8 +197,18 @@ func TestBinaryRewind(t *testing.T) {
 	}
 	// The prompt's answer comes; then the rewind goes through.
 	awaitAnswer(c2, promptID)
-	if r := c2.call("_session/rewind", map[string]any{"sessionId": sid2, "beforeMessage": map[string]any{"messageId": "x", "messageFingerprint": sha("Make x."), "messageOccurrence": 1}}); r["rewound"] != true {
+	if r := c2.call("_session/rewind", map[string]any{"sessionId": sid2, "beforeMessage": map[string]any{"messageId": "x", "messageFingerprint": sha("Take your time."), "messageOccurrence": 1}}); r["rewound"] != true {
 		t.Errorf("the rewind after the turn = %v", r)
+	}
+
+	// session/fork at a message (AIR's _meta.jetbrains.air.fork): the new
+	// session has the history up to it and its turn.
+	fork := c2.call("session/fork", map[string]any{"sessionId": sid2, "cwd": work, "mcpServers": []any{},
+		"_meta": map[string]any{"jetbrains": map[string]any{"air": map[string]any{"fork": map[string]any{
+			"version": 1, "messageId": "local", "messageFingerprint": sha("Make x."), "messageOccurrence": 1}}}}})
+	c2.call("session/prompt", textPrompt(fork["sessionId"], "In the fork."))
+	if got := userTexts(m.reqs[len(m.reqs)-1]); strings.Join(got, "|") != "Make x.|In the fork." {
+		t.Errorf("the fork's request holds the user messages %q, want the first turn's and the new one", got)
 	}
 }
 

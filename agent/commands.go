@@ -137,8 +137,11 @@ func parseCommand(text string) (name, arg string, ok bool) {
 // turn runs one prompt: a slash command without a model request, else the
 // model loop; the first exchange names the session.
 func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *acp.Error) {
+	// What the turn runs (tool calls, jobs, every hook, a command's calls)
+	// is confined, under the project's settings as the file is now
+	// (sandbox.go).
+	ctx = s.sbx.confine(ctx, s.status)
 	if name, arg, ok := parseCommand(text); ok {
-		ctx = s.sbx.confine(ctx, s.status) // what a command runs is confined (sandbox.go)
 		for _, c := range commands {
 			if c.Name == name {
 				return c.run(ctx, &commandEnv{cwd: s.cwd, modelHint: s.a.o.ModelHint, notice: s.notice,

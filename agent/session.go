@@ -395,9 +395,6 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 	// The files may have changed since the last turn (another bridge
 	// process remembered an answer, the project's settings were edited).
 	s.policy.reload(ctx)
-	// The turn's calls, hooks and jobs run under the sandbox policy as the
-	// project's settings have it now (sandbox.go).
-	ctx = s.sbx.confine(ctx, s.status)
 	s.subs.reload(ctx) // the profiles as the files are now, and the task tool that lists them
 	if proj, ok := s.policy.untrusted(); ok {
 		s.perm.askTrust(ctx, proj)

@@ -53,7 +53,7 @@ func TestHalfOpenFlood(t *testing.T) {
 		conns = append(conns, c)
 	}
 	waitFor(t, "every connection to be accepted", func() bool { return s.limiter.accepted.Load() >= flood })
-	if n := s.OpenConns(); n > maxOpen {
+	if n := s.openConns(); n > maxOpen {
 		t.Errorf("the server holds %d connections, cap %d", n, maxOpen)
 	}
 	// A client that speaks is served: its connection takes a silent one's place.
@@ -71,7 +71,7 @@ func TestHalfOpenFlood(t *testing.T) {
 	grew := int64(after.HeapInuse) - int64(before.HeapInuse)
 	fds := openFDs() - fdsBefore
 	t.Logf("%d half-open connections: server holds %d, heap +%d KiB (both sides), descriptors +%d (both sides)",
-		flood, s.OpenConns(), grew>>10, fds)
+		flood, s.openConns(), grew>>10, fds)
 	if fds >= 0 && fds > flood+maxOpen+50 {
 		t.Errorf("descriptors grew by %d: the server keeps more than its cap", fds)
 	}

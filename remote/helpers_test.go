@@ -61,7 +61,7 @@ func (a *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	text := req.Prompt[0].Text
 	if strings.HasPrefix(text, "flood") {
 		for i := 0; i < 1000; i++ {
-			a.client.SessionUpdate(ctx, req.SessionID, acp.AgentMessageChunk{Content: acp.TextBlock(strings.Repeat("x", 1000))})
+			a.client.SessionUpdate(ctx, req.SessionID, acp.AgentMessageChunk{Content: acp.TextBlock(strings.Repeat("x", 10000))})
 		}
 		return &acp.PromptResponse{StopReason: acp.StopEndTurn}, nil
 	}

@@ -405,8 +405,10 @@ func TestServeTLS(t *testing.T) {
 	}
 	cert, key := writeCert(t, []string{"localhost"}, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 	const token = "0123456789abcdef-tls-token"
+	script := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(script, []byte(`{"responses":[{"parts":[{"text":"hi"}]}]}`), 0o600)
 	p := startServe(t, []string{"ACP_BRIDGE_TOKEN=" + token, "ACP_BRIDGE_STATE_DIR=" + t.TempDir(), "HOME=" + t.TempDir()},
-		"--listen", "localhost:0", "--tls-cert", cert, "--tls-key", key, "--model", "script:"+writeScript(t, t.TempDir(), "s.json", `{"parts":[{"text":"hi"}]}`))
+		"--listen", "localhost:0", "--tls-cert", cert, "--tls-key", key, "--model", "script:"+script)
 	if !strings.HasPrefix(p.url, "https://") {
 		t.Fatalf("printed URL %q, want https", p.url)
 	}

@@ -28,8 +28,9 @@ import (
 //
 // The ways in: `_session/rewind` (conversation only, as the AIR extension's
 // contract says) and `_session/rewind_files`; /rewind and /undo
-// (commands.go), which do both; on v2, session/rewind and
-// session/edit_prompt (v2 dialect); and session/fork at a message (fork.go).
+// (rewindcmd.go), which do both; on v2, session/rewind and
+// session/edit_prompt (rewindv2.go); and session/fork at a message
+// (fork.go).
 
 var _ acp.SessionRewinder = (*Agent)(nil)
 

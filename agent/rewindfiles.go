@@ -34,6 +34,9 @@ type fileChange struct {
 	seq   int64 // of its tool result
 	undo  diffs.Undo
 	hunks []registry.FileDiff
+	// unrecorded: the result has the hunks but no undo record (a bridge
+	// older than rewinds logged it): it cannot be taken back.
+	unrecorded bool
 }
 
 // fileAction is what the log says the agent did to a file: a change, or
@@ -67,9 +70,10 @@ type fileReader func(path string) (content string, exists bool, err error)
 
 // Why a file is left.
 const (
-	leftChanged = "it changed since the agent left it (by you, a command or another session), so it was left as it is"
-	leftBetween = "it was changed between the agent's own changes (by a command or outside the agent), so its earlier content cannot be known"
-	leftUnknown = "the log cannot give its earlier content back exactly"
+	leftChanged    = "it changed since the agent left it (by you, a command or another session), so it was left as it is"
+	leftBetween    = "it was changed between the agent's own changes (by a command or outside the agent), so its earlier content cannot be known"
+	leftUnknown    = "the log cannot give its earlier content back exactly"
+	leftUnrecorded = "an older acp-bridge logged the agent's change to it without what a rewind needs, so it was left as it is"
 )
 
 // changesAfter are the files the agent's tools changed after the user
@@ -113,14 +117,19 @@ func changesAfter(evs []session.Event, before int64) (pending map[string][]fileC
 // changeOf reads the change a tool result recorded (tools/fs's result
 // meta: undo and diffs), if any.
 func changeOf(seq int64, r registry.Result) (fileChange, bool) {
-	if r.IsError || len(r.Meta) == 0 || !strings.Contains(string(r.Meta), `"undo"`) {
+	if r.IsError || len(r.Meta) == 0 || !strings.Contains(string(r.Meta), `"diffs"`) {
 		return fileChange{}, false
 	}
 	var m struct {
 		Undo  *diffs.Undo         `json:"undo"`
 		Diffs []registry.FileDiff `json:"diffs"`
 	}
-	if json.Unmarshal(r.Meta, &m) != nil || m.Undo == nil || m.Undo.Path == "" {
+	switch {
+	case json.Unmarshal(r.Meta, &m) != nil:
+		return fileChange{}, false
+	case m.Undo == nil && len(m.Diffs) > 0 && m.Diffs[0].Path != "":
+		return fileChange{seq: seq, undo: diffs.Undo{Path: m.Diffs[0].Path}, hunks: m.Diffs, unrecorded: true}, true
+	case m.Undo == nil || m.Undo.Path == "":
 		return fileChange{}, false
 	}
 	return fileChange{seq: seq, undo: *m.Undo, hunks: m.Diffs}, true
@@ -150,6 +159,9 @@ func planFiles(evs []session.Event, before int64, read fileReader, execute func(
 // restoreOne walks one file's changes back, newest first, from its content
 // now; why says why it is left instead.
 func restoreOne(path string, changes []fileChange, actions []fileAction, read fileReader) (fileRestore, string) {
+	if slices.ContainsFunc(changes, func(c fileChange) bool { return c.unrecorded }) {
+		return fileRestore{}, leftUnrecorded
+	}
 	cur, exists, err := read(path)
 	if err != nil {
 		return fileRestore{}, "it could not be read: " + err.Error()

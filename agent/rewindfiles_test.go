@@ -57,6 +57,11 @@ func TestPlanFiles(t *testing.T) {
 			disk:     map[string]string{"f": "2\n"},
 			left:     []string{"f: " + leftBetween},
 			commands: []string{"sed -i s/2/X/ f …"}},
+		{name: "a change an older bridge logged without its undo record",
+			evs: []session.Event{prompt, {Seq: 11, Payload: session.ToolResult{CallID: "c", Result: registry.Result{
+				Meta: json.RawMessage(`{"diffs":[{"path":"f","oldText":"0\n","newText":"1\n"}]}`)}}}},
+			disk: map[string]string{"f": "1\n"},
+			left: []string{"f: " + leftUnrecorded}},
 		{name: "changes before the message stay",
 			evs:  []session.Event{changeEvent(5, "f", ptr("0\n"), "1\n"), prompt},
 			disk: map[string]string{"f": "1\n"}},

@@ -49,7 +49,7 @@ type commandEnv struct {
 	// the pipeline, as a card of its own; the recorder names it from want.
 	call func(ctx context.Context, want, tool string, args json.RawMessage) registry.Result
 	// rewind takes back earlier prompts (rewindcmd.go).
-	rewind *rewinds
+	rewind *rewinder
 }
 
 // commands is the catalog, in the order /help lists it.
@@ -137,8 +137,11 @@ func parseCommand(text string) (name, arg string, ok bool) {
 // turn runs one prompt: a slash command without a model request, else the
 // model loop; the first exchange names the session.
 func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *acp.Error) {
+	// What the turn runs (tool calls, jobs, every hook, a command's calls)
+	// is confined, under the project's settings as the file is now
+	// (sandbox.go).
+	ctx = s.sbx.confine(ctx, s.status)
 	if name, arg, ok := parseCommand(text); ok {
-		ctx = s.sbx.confine(ctx, s.status) // what a command runs is confined (sandbox.go)
 		for _, c := range commands {
 			if c.Name == name {
 				return c.run(ctx, &commandEnv{cwd: s.cwd, modelHint: s.a.o.ModelHint, notice: s.notice,
@@ -154,7 +157,7 @@ func (s *conversation) turn(ctx context.Context, text string) (acp.StopReason, *
 					call: func(ctx context.Context, want, tool string, args json.RawMessage) registry.Result {
 						id := s.calls.ids(want)[0] // a call of its own, not the model's (registry/callid.go)
 						return s.runTools(ctx, []model.ToolCall{{ID: id, Name: tool, Arguments: args}})[0]
-					}, rewind: s.rewindsFor()}, arg), nil
+					}, rewind: s.rw}, arg), nil
 			}
 		}
 		s.notice(ctx, fmt.Sprintf("Unknown command `/%s`. %s", name, commandList()))

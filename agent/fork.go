@@ -49,16 +49,14 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 	// The log is made once the fork point is found: a point that is not
 	// there leaves no session behind.
 	s := newSession(a, id, roots, caps, session.NewLog(a.o.Now), false)
+	var cut int64 // the source's prompt the fork goes back to before (0: none)
 	if at != nil {
 		// The fork keeps the history up to the message named and the rest
-		// of its turn: the source's log up to the next prompt.
-		before, _, err := s.cutAfter(evs, at)
-		if err != nil {
+		// of its turn: it is the whole source, rewound to before the next
+		// prompt (a rewind, so what the source rewound stays rewound).
+		if cut, _, err = s.rw.cutAfter(evs, at); err != nil {
 			s.close(registry.ErrShutdown)
 			return nil, err
-		}
-		if before > 0 {
-			evs = evs[:slices.IndexFunc(evs, func(ev session.Event) bool { return ev.Seq == before })]
 		}
 	}
 	s.log = a.newLog(id, roots)
@@ -66,9 +64,16 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 	// folds them: the same state. The editor is sent none of them: a fork
 	// answers like session/new, and the client has the conversation.
 	// record is the live path without the send: a log that cannot be
-	// written says so, as it would live.
+	// written says so, as it would live. The events get the fork's
+	// sequence numbers; the ones that name others (a rewind's) are
+	// renumbered with them.
+	seqs := map[int64]int64{}
 	for _, ev := range evs {
-		s.record(ctx, ev, false)
+		seqs[ev.Seq] = int64(s.log.Len()) + 1 // the next append's, in a log of its own
+		s.record(ctx, renumbered(ev, seqs), false)
+	}
+	if cut > 0 {
+		s.record(ctx, session.New(session.Rewind{Before: seqs[cut], Via: acp.MethodSessionFork}), false)
 	}
 	if err := a.admit(s); err != nil {
 		s.close(registry.ErrShutdown)
@@ -120,4 +125,27 @@ func finishedTurns(evs []session.Event) []session.Event {
 		}
 	}
 	return evs
+}
+
+// renumbered is ev with the sequence numbers it names (a rewind's, a
+// restore's) as seqs maps them; one it does not map becomes 0, which
+// names nothing.
+func renumbered(ev session.Event, seqs map[int64]int64) session.Event {
+	switch p := ev.Payload.(type) {
+	case session.Rewind:
+		p.Before, p.Until = seqs[p.Before], seqs[p.Until]
+		ev.Payload = p
+	case session.FilesRestored:
+		p.Before = seqs[p.Before]
+		p.Restored = slices.Clone(p.Restored)
+		for i, r := range p.Restored {
+			r.Undid = slices.Clone(r.Undid)
+			for j, u := range r.Undid {
+				r.Undid[j] = seqs[u]
+			}
+			p.Restored[i] = r
+		}
+		ev.Payload = p
+	}
+	return ev
 }

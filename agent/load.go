@@ -285,6 +285,9 @@ func hiddenOnReplay(evs []session.Event, tools mapping.Tools) map[int]bool {
 		case session.Rewind:
 			// What a rewind took back leaves the thread as it left the
 			// model's context (rewind.go): the editor that asked removed it.
+			if p.Before <= 0 {
+				break // names no message (the fold ignores it too)
+			}
 			until := p.Until
 			if until == 0 {
 				until = ev.Seq

@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/mapping"
+	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
 )
 
@@ -26,16 +28,56 @@ import (
 //
 // The ways in: `_session/rewind` (conversation only, as the AIR extension's
 // contract says) and `_session/rewind_files`; /rewind and /undo
-// (commands.go), which do both; on v2, session/rewind and
-// session/edit_prompt (v2 dialect); and session/fork at a message (fork.go).
+// (rewindcmd.go), which do both; on v2, session/rewind and
+// session/edit_prompt (rewindv2.go); and session/fork at a message
+// (fork.go).
 
 var _ acp.SessionRewinder = (*Agent)(nil)
 
+// rewinder is a session's rewinds: finding the message, logging the
+// rewind, planning and putting back the files (rewindfiles.go), the
+// commands (rewindcmd.go). It reads the folded state through marks and
+// writes only by emitting events; holding the turn is the
+// conversation's (holdTurn, takeTurn).
+type rewinder struct {
+	id, cwd string
+	// events are the session's log; saved is nil once what was logged is
+	// on disk (or the session is not stored), else why it is not.
+	events func() []session.Event
+	saved  func() error
+	files  *Files
+	logger *slog.Logger
+	scope  *registry.Scope
+	emit   func(ctx context.Context, ev session.Event)
+	// marks are the user messages of the conversation, oldest first (a copy).
+	marks func() []promptMark
+	// replaying is a fresh translator of the session's dialect, in replay
+	// mode (the ids the editor has: rewindv2.go).
+	replaying func() translator
+}
+
+// newRewinder is s's rewinder.
+func newRewinder(s *conversation) *rewinder {
+	return &rewinder{id: s.id, cwd: s.cwd, files: s.files, logger: s.a.log, scope: s.scope, emit: s.emit,
+		events: func() []session.Event { return s.log.Events() },
+		saved: func() error {
+			if !s.log.Persistent() {
+				return nil
+			}
+			return s.log.Err()
+		},
+		marks: func() []promptMark {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return append([]promptMark(nil), s.st.prompts...)
+		},
+		replaying: func() translator { return s.newTranslator(true) }}
+}
+
 // Reasons a rewind is refused without an error.
 const (
-	rewindBusy     = "busy"              // a turn runs or is queued: cancel it first
-	rewindNoSuch   = "session_not_found" // not a live session here
-	rewindNotSaved = "persistence_unavailable"
+	rewindBusy   = "busy"              // a turn runs or is queued: cancel it first
+	rewindNoSuch = "session_not_found" // not a live session here
 )
 
 // RewindSession serves `_session/rewind`: the conversation goes back to
@@ -60,14 +102,11 @@ func (a *Agent) RewindSession(ctx context.Context, req *acp.RewindSessionRequest
 		return &acp.RewindSessionResponse{Reason: rewindBusy}, nil
 	}
 	defer s.releaseTurn()
-	m, err := s.findPrompt(req.BeforeMessage, "beforeMessage")
+	m, err := s.rw.findPrompt(req.BeforeMessage, "beforeMessage")
 	if err != nil {
 		return nil, err
 	}
-	if err := s.rewindTo(ctx, m.seq, 0, acp.MethodSessionRewind); err != nil {
-		return &acp.RewindSessionResponse{Reason: rewindNotSaved}, nil
-	}
-	a.log.Info("session rewound", "session", s.id, "before", m.seq, "via", acp.MethodSessionRewind)
+	s.rw.rewindTo(ctx, m.seq, 0, acp.MethodSessionRewind)
 	return &acp.RewindSessionResponse{Rewound: true}, nil
 }
 
@@ -93,22 +132,15 @@ func (s *conversation) releaseTurn() {
 }
 
 // rewindTo logs the rewind of the user message at before (and what
-// follows, up to until: 0 for everything) and returns once it is durable;
-// an error when the log could not take it (the session goes on in memory,
-// rewound, and was told it is no longer saved).
-func (s *conversation) rewindTo(ctx context.Context, before, until int64, via string) error {
-	s.emit(ctx, session.New(session.Rewind{Before: before, Until: until, Via: via}))
-	if err := s.log.Err(); err != nil && s.log.Persistent() {
-		return err
-	}
-	return nil
-}
-
-// prompts is a copy of the user messages of the conversation, oldest first.
-func (s *conversation) promptMarks() []promptMark {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]promptMark(nil), s.st.prompts...)
+// follows, up to until: 0 for everything) and returns once it is on disk
+// (it is synced as it is written). It is applied either way: when the log
+// cannot take it, the session goes on in memory, rewound, the editor was
+// told it is no longer saved (timeline.record), and the error says why.
+func (r *rewinder) rewindTo(ctx context.Context, before, until int64, via string) error {
+	r.emit(ctx, session.New(session.Rewind{Before: before, Until: until, Via: via}))
+	err := r.saved()
+	r.logger.Info("session rewound", "session", r.id, "before", before, "via", via, "saved", err == nil)
+	return err
 }
 
 // segment is the suffix a client (AIR) puts on the id of a part of a message.
@@ -118,8 +150,8 @@ var segment = regexp.MustCompile(`:segment:\d+$`)
 // conversation: by id first (with a ":segment:<n>" suffix taken off), else
 // the Nth message whose text has the fingerprint. -32602, naming the id,
 // when there is none.
-func (s *conversation) findPrompt(p *acp.HistoryPoint, field string) (promptMark, error) {
-	marks := s.promptMarks()
+func (r *rewinder) findPrompt(p *acp.HistoryPoint, field string) (promptMark, error) {
+	marks := r.marks()
 	if m, ok := markByID(marks, p.MessageID); ok {
 		return m, nil
 	}
@@ -134,7 +166,7 @@ func (s *conversation) findPrompt(p *acp.HistoryPoint, field string) (promptMark
 		}
 	}
 	return promptMark{}, &acp.Error{Code: acp.CodeInvalidParams,
-		Message: fmt.Sprintf("invalid params: %s %q was not found among the user messages of session %s", field, p.MessageID, s.id),
+		Message: fmt.Sprintf("invalid params: %s %q was not found among the user messages of session %s", field, p.MessageID, r.id),
 		Data:    map[string]string{"messageId": p.MessageID}}
 }
 

@@ -11,8 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/codemode"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
+	"github.com/acp-bridge/acp-bridge/tools/fs"
 )
 
 // rewindResponses are three turns, each changing files: the first creates
@@ -276,4 +279,49 @@ func replayOf(t *testing.T, a *Agent, id string) []string {
 func isCode(err error, code int) bool {
 	var ae *acp.Error
 	return errors.As(err, &ae) && ae.Code == code
+}
+
+// TestRewindUndoesProgramsAndSubagents: the files a Code Mode program's
+// sub-call and a subagent's call wrote are the agent's own: /rewind takes
+// them back like a direct call's.
+func TestRewindUndoesProgramsAndSubagents(t *testing.T) {
+	reg := registry.New()
+	fs.Register(reg)
+	program := `await tools.write({file_path: "p.txt", content: "p\n"}); return "ok"`
+	m := scriptOf(t,
+		[]map[string]any{toolCallPart(t, "c1", "run_code", map[string]any{"code": program, "description": "Write p"})},
+		[]map[string]any{{"text": "Wrote p."}},
+		[]map[string]any{toolCallPart(t, "c2", "task", map[string]any{"profile": "general", "prompt": "write q", "description": "Write q"})},
+		[]map[string]any{toolCallPart(t, "s1", "write", map[string]any{"file_path": "q.txt", "content": "q\n"})},
+		[]map[string]any{{"text": "made q"}},
+		[]map[string]any{{"text": "Done."}},
+	)
+	e := newEditor(t, Options{Registry: reg, Model: m, ToolsMode: codemode.ModeBoth, UserInstructionsDir: "-", UserProfilesDir: "-"})
+	dir := t.TempDir()
+	sid := e.newSession(dir)
+	for _, p := range []string{"program", "subagent"} {
+		if stop, err := e.prompt(sid, p); err != nil || stop != acp.StopEndTurn {
+			t.Fatalf("%s: %v, %v", p, stop, err)
+		}
+	}
+	for _, f := range []string{"p.txt", "q.txt"} {
+		if readFile(t, filepath.Join(dir, f)) == "<none>" {
+			t.Fatalf("%s was not written", f)
+		}
+	}
+	n := len(e.updates())
+	if _, err := e.prompt(sid, "/rewind 1"); err != nil {
+		t.Fatal(err)
+	}
+	var said strings.Builder
+	for _, u := range e.updates()[n:] {
+		if c, ok := u.(*acp.AgentMessageChunk); ok {
+			said.WriteString(c.Content.Text)
+		}
+	}
+	for _, f := range []string{"p.txt", "q.txt"} {
+		if got := readFile(t, filepath.Join(dir, f)); got != "<none>" {
+			t.Errorf("%s = %q, want it removed:\n%s", f, got, said.String())
+		}
+	}
 }

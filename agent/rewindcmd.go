@@ -17,24 +17,13 @@ import (
 // files; /rewind N conversation keeps the files; /undo takes back the last
 // prompt.
 
-// rewinds is what the rewind commands use of their session.
-type rewinds struct {
-	cwd string
-	// marks are the conversation's user messages; the last is the
-	// command's own.
-	marks   func() []promptMark
-	pending func(before int64) []string // files the agent changed after a message, not put back
-	plan    func(ctx context.Context, before int64) filePlan
-	restore func(ctx context.Context, p filePlan) filePlan
-	rewind  func(ctx context.Context, before, until int64, via string) error
-}
-
 // rewindListed is how many recent prompts /rewind lists.
 const rewindListed = 10
 
 // prompts are the user messages that reached the model (numbered from 1
-// in the conversation), and the seq of the command's own message.
-func (r *rewinds) prompts() ([]promptMark, int64) {
+// in the conversation), and the seq of the command's own message (the
+// last one).
+func (r *rewinder) prompts() ([]promptMark, int64) {
 	marks := r.marks()
 	var self int64
 	if n := len(marks); n > 0 {
@@ -70,18 +59,18 @@ func cmdRewind(ctx context.Context, s *commandEnv, arg string) acp.StopReason {
 	m := ps[n-1]
 	var plan filePlan
 	if !keepFiles {
-		plan = r.restore(ctx, r.plan(ctx, m.seq))
+		plan = r.restoreFiles(ctx, r.planFilesFor(ctx, m.seq))
 	}
-	if err := r.rewind(ctx, m.seq, self, "/rewind"); err != nil {
-		s.notice(ctx, fmt.Sprintf("The rewind could not be saved (%v): the model no longer sees prompt %d and what followed in this window, but a reload will show them again.", err, n))
-		return acp.StopEndTurn
+	report := r.report(n, m, plan, keepFiles)
+	if err := r.rewindTo(ctx, m.seq, self, "/rewind"); err != nil {
+		report += fmt.Sprintf("\n\nThe rewind could not be saved (%v): it holds in this window, but a reload would show the rewound messages again.", err)
 	}
-	s.notice(ctx, r.report(n, m, plan, keepFiles))
+	s.notice(ctx, report)
 	return acp.StopEndTurn
 }
 
 // list is /rewind's answer without a number: the recent prompts.
-func (r *rewinds) list(ps []promptMark) string {
+func (r *rewinder) list(ps []promptMark) string {
 	if len(ps) == 0 {
 		return "Nothing to rewind: no prompt of this conversation has reached the model."
 	}
@@ -100,7 +89,7 @@ func (r *rewinds) list(ps []promptMark) string {
 }
 
 // report is what /rewind N did.
-func (r *rewinds) report(n int, m promptMark, plan filePlan, keepFiles bool) string {
+func (r *rewinder) report(n int, m promptMark, plan filePlan, keepFiles bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Rewound to before prompt %d (%s): the model no longer sees it or anything after it. "+
 		"Your editor's transcript still shows those messages (the agent cannot take them off your screen), but the model does not see them.", n, quoted(m))
@@ -140,7 +129,7 @@ func quoted(m promptMark) string {
 	return strconv.Quote(firstLine(m.msg.Text, 60))
 }
 
-func (r *rewinds) rel(paths []string) []string {
+func (r *rewinder) rel(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
 		out[i] = r.relOne(p)
@@ -148,24 +137,21 @@ func (r *rewinds) rel(paths []string) []string {
 	return out
 }
 
-func (r *rewinds) relOne(p string) string {
+func (r *rewinder) relOne(p string) string {
 	if rel, err := filepath.Rel(r.cwd, p); err == nil && !strings.HasPrefix(rel, "..") {
 		return rel
 	}
 	return p
 }
 
-// rewindsFor is what the rewind commands use of s.
-func (s *conversation) rewindsFor() *rewinds {
-	return &rewinds{cwd: s.cwd, marks: s.promptMarks,
-		pending: func(before int64) []string {
-			pending, _ := changesAfter(s.log.Events(), before)
-			out := make([]string, 0, len(pending))
-			for p := range pending {
-				out = append(out, p)
-			}
-			slices.Sort(out)
-			return out
-		},
-		plan: s.planFilesFor, restore: s.restoreFiles, rewind: s.rewindTo}
+// pending are the files the agent changed after the user message at
+// before and did not put back since.
+func (r *rewinder) pending(before int64) []string {
+	changes, _ := changesAfter(r.events(), before)
+	out := make([]string, 0, len(changes))
+	for p := range changes {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +34,9 @@ type fileChange struct {
 	seq   int64 // of its tool result
 	undo  diffs.Undo
 	hunks []registry.FileDiff
+	// unrecorded: the result has the hunks but no undo record (a bridge
+	// older than rewinds logged it): it cannot be taken back.
+	unrecorded bool
 }
 
 // fileAction is what the log says the agent did to a file: a change, or
@@ -66,18 +70,23 @@ type fileReader func(path string) (content string, exists bool, err error)
 
 // Why a file is left.
 const (
-	leftChanged = "it changed since the agent left it (by you, a command or another session), so it was left as it is"
-	leftBetween = "it was changed between the agent's own changes (by a command or outside the agent), so its earlier content cannot be known"
-	leftUnknown = "the log cannot give its earlier content back exactly"
+	leftChanged    = "it changed since the agent left it (by you, a command or another session), so it was left as it is"
+	leftBetween    = "it was changed between the agent's own changes (by a command or outside the agent), so its earlier content cannot be known"
+	leftUnknown    = "the log cannot give its earlier content back exactly"
+	leftUnrecorded = "an older acp-bridge logged the agent's change to it without what a rewind needs, so it was left as it is"
 )
 
 // changesAfter are the files the agent's tools changed after the user
 // message at before and not put back since, by path (tool result order),
-// and every action on each file whatever its time.
+// and the actions on each file since that message. What the log holds
+// from before it cannot matter: a file with a change since has that
+// change, or a restore after it, as its last action, and a restore undid
+// only changes older than itself.
 func changesAfter(evs []session.Event, before int64) (pending map[string][]fileChange, actions map[string][]fileAction) {
 	pending, actions = map[string][]fileChange{}, map[string][]fileAction{}
 	undone := map[int64]bool{}
-	for _, ev := range evs {
+	from, _ := slices.BinarySearchFunc(evs, before+1, func(ev session.Event, seq int64) int { return cmp.Compare(ev.Seq, seq) })
+	for _, ev := range evs[from:] {
 		switch p := ev.Payload.(type) {
 		case session.ToolResult:
 			c, ok := changeOf(ev.Seq, p.Result)
@@ -108,14 +117,19 @@ func changesAfter(evs []session.Event, before int64) (pending map[string][]fileC
 // changeOf reads the change a tool result recorded (tools/fs's result
 // meta: undo and diffs), if any.
 func changeOf(seq int64, r registry.Result) (fileChange, bool) {
-	if r.IsError || len(r.Meta) == 0 || !strings.Contains(string(r.Meta), `"undo"`) {
+	if r.IsError || len(r.Meta) == 0 || !strings.Contains(string(r.Meta), `"diffs"`) {
 		return fileChange{}, false
 	}
 	var m struct {
 		Undo  *diffs.Undo         `json:"undo"`
 		Diffs []registry.FileDiff `json:"diffs"`
 	}
-	if json.Unmarshal(r.Meta, &m) != nil || m.Undo == nil || m.Undo.Path == "" {
+	switch {
+	case json.Unmarshal(r.Meta, &m) != nil:
+		return fileChange{}, false
+	case m.Undo == nil && len(m.Diffs) > 0 && m.Diffs[0].Path != "":
+		return fileChange{seq: seq, undo: diffs.Undo{Path: m.Diffs[0].Path}, hunks: m.Diffs, unrecorded: true}, true
+	case m.Undo == nil || m.Undo.Path == "":
 		return fileChange{}, false
 	}
 	return fileChange{seq: seq, undo: *m.Undo, hunks: m.Diffs}, true
@@ -145,6 +159,9 @@ func planFiles(evs []session.Event, before int64, read fileReader, execute func(
 // restoreOne walks one file's changes back, newest first, from its content
 // now; why says why it is left instead.
 func restoreOne(path string, changes []fileChange, actions []fileAction, read fileReader) (fileRestore, string) {
+	if slices.ContainsFunc(changes, func(c fileChange) bool { return c.unrecorded }) {
+		return fileRestore{}, leftUnrecorded
+	}
 	cur, exists, err := read(path)
 	if err != nil {
 		return fileRestore{}, "it could not be read: " + err.Error()
@@ -208,49 +225,49 @@ func firstLine(s string, n int) string {
 
 // planFilesFor is the plan of this session's files for a rewind to before
 // the user message at before.
-func (s *conversation) planFilesFor(ctx context.Context, before int64) filePlan {
+func (r *rewinder) planFilesFor(ctx context.Context, before int64) filePlan {
 	read := func(path string) (string, bool, error) {
 		if _, err := os.Stat(path); errors.Is(err, iofs.ErrNotExist) {
 			return "", false, nil
 		} else if err != nil {
 			return "", false, err
 		}
-		c, err := s.files.ReadText(ctx, path)
+		c, err := r.files.ReadText(ctx, path)
 		return c, err == nil, err
 	}
 	execute := func(name string) bool {
-		d := s.scope.Get(name)
+		d := r.scope.Get(name)
 		return d != nil && d.Facts.Kind == "execute"
 	}
-	return planFiles(s.log.Events(), before, read, execute)
+	return planFiles(r.events(), before, read, execute)
 }
 
 // restoreFiles carries a plan out and logs what it did; a file that cannot
 // be written or removed now joins the ones left.
-func (s *conversation) restoreFiles(ctx context.Context, plan filePlan) filePlan {
+func (r *rewinder) restoreFiles(ctx context.Context, plan filePlan) filePlan {
 	done := session.FilesRestored{Before: plan.before, Left: plan.left}
 	var restored []fileRestore
-	for _, r := range plan.restore {
-		rec := session.FileRestored{Path: r.path, Removed: r.removed, Undid: r.undid}
+	for _, f := range plan.restore {
+		rec := session.FileRestored{Path: f.path, Removed: f.removed, Undid: f.undid}
 		var err error
-		if r.removed {
-			err = os.Remove(r.path)
-		} else if err = s.files.WriteText(ctx, r.path, r.content); err == nil {
-			saved := r.content
-			if back, rerr := s.files.ReadText(ctx, r.path); rerr == nil {
+		if f.removed {
+			err = os.Remove(f.path)
+		} else if err = r.files.WriteText(ctx, f.path, f.content); err == nil {
+			saved := f.content
+			if back, rerr := r.files.ReadText(ctx, f.path); rerr == nil {
 				saved = back // the editor may format it as it saves
 			}
 			rec.Hash = diffs.Hash(saved)
 		}
 		if err != nil {
-			done.Left = append(done.Left, session.FileLeft{Path: r.path, Reason: "putting it back failed: " + err.Error()})
+			done.Left = append(done.Left, session.FileLeft{Path: f.path, Reason: "putting it back failed: " + err.Error()})
 			continue
 		}
 		done.Restored = append(done.Restored, rec)
-		restored = append(restored, r)
+		restored = append(restored, f)
 	}
 	if len(done.Restored) > 0 || len(done.Left) > 0 {
-		s.emit(ctx, session.New(done))
+		r.emit(ctx, session.New(done))
 	}
 	plan.restore, plan.left = restored, done.Left
 	return plan
@@ -272,13 +289,13 @@ func (a *Agent) RewindFiles(ctx context.Context, req *acp.RewindFilesRequest) (*
 		return &acp.RewindFilesResponse{Reason: rewindBusy, DryRun: req.DryRun}, nil
 	}
 	defer s.releaseTurn()
-	m, err := s.findPrompt(req.BeforeMessage, "beforeMessage")
+	m, err := s.rw.findPrompt(req.BeforeMessage, "beforeMessage")
 	if err != nil {
 		return nil, err
 	}
-	plan := s.planFilesFor(ctx, m.seq)
+	plan := s.rw.planFilesFor(ctx, m.seq)
 	if !req.DryRun {
-		plan = s.restoreFiles(ctx, plan)
+		plan = s.rw.restoreFiles(ctx, plan)
 		a.log.Info("session files rewound", "session", s.id, "before", m.seq, "restored", len(plan.restore), "left", len(plan.left))
 	}
 	return plan.response(req.DryRun), nil

@@ -28,9 +28,9 @@ type sentMessage struct {
 // sentMessages are the messages of the conversation as a replay shows
 // them (what was rewound is not among them), oldest first: the stored log
 // through a fresh translator, so the ids are the ones the editor has.
-func (s *conversation) sentMessages(evs []session.Event) []sentMessage {
-	void := hiddenOnReplay(evs, s.tools)
-	tr := s.newTranslator(true)
+func (r *rewinder) sentMessages(evs []session.Event) []sentMessage {
+	void := hiddenOnReplay(evs, r.scope)
+	tr := r.replaying()
 	var out []sentMessage
 	add := func(seq int64, id string, user *session.UserMessage) {
 		if n := len(out); id != "" && (n == 0 || out[n-1].id != id) {
@@ -78,8 +78,8 @@ func unknownMessage(id string) error {
 // cut), and the id of the last message kept. A point is found by id (a
 // ":segment:<n>" suffix taken off), else as the Nth user message with its
 // fingerprint.
-func (s *conversation) cutAfter(evs []session.Event, p *acp.HistoryPoint) (before int64, last string, err error) {
-	msgs := s.sentMessages(evs)
+func (r *rewinder) cutAfter(evs []session.Event, p *acp.HistoryPoint) (before int64, last string, err error) {
+	msgs := r.sentMessages(evs)
 	at := -1
 	for _, id := range []string{p.MessageID, segment.ReplaceAllString(p.MessageID, "")} {
 		if at = slices.IndexFunc(msgs, func(m sentMessage) bool { return id != "" && m.id == id }); at >= 0 {
@@ -142,15 +142,12 @@ func (a *Agent) RewindTo(ctx context.Context, req *acp.V2RewindRequest) (*acp.V2
 		return nil, err
 	}
 	defer s.releaseTurn()
-	before, last, err := s.cutAfter(s.log.Events(), &acp.HistoryPoint{MessageID: req.ToMessageID})
+	before, last, err := s.rw.cutAfter(s.rw.events(), &acp.HistoryPoint{MessageID: req.ToMessageID})
 	if err != nil {
 		return nil, err
 	}
 	if before > 0 {
-		if err := s.rewindTo(ctx, before, 0, acp.MethodSessionRewindV2); err != nil {
-			return nil, acp.Errorf(acp.CodeInternalError, "the rewind could not be saved: %v", err)
-		}
-		a.log.Info("session rewound", "session", s.id, "before", before, "via", acp.MethodSessionRewindV2)
+		s.rw.rewindTo(ctx, before, 0, acp.MethodSessionRewindV2)
 	}
 	return &acp.V2RewindResponse{LastMessageID: last}, nil
 }
@@ -166,17 +163,14 @@ func (a *Agent) RewindBefore(ctx context.Context, sessionID, messageID string) e
 		return err
 	}
 	defer s.releaseTurn()
-	m, ok := markByID(s.promptMarks(), messageID)
+	m, ok := markByID(s.rw.marks(), messageID)
 	if !ok {
-		if _, _, err := s.cutAfter(s.log.Events(), &acp.HistoryPoint{MessageID: messageID}); err == nil { // a message, not a prompt
+		if _, _, err := s.rw.cutAfter(s.rw.events(), &acp.HistoryPoint{MessageID: messageID}); err == nil { // a message, not a prompt
 			return &acp.Error{Code: acp.CodeInvalidParams, Message: fmt.Sprintf("invalid params: message %q is not a user message", messageID),
 				Data: map[string]string{"reason": "not_a_user_message", "messageId": messageID}}
 		}
 		return unknownMessage(messageID)
 	}
-	if err := s.rewindTo(ctx, m.seq, 0, acp.MethodSessionEditPrompt); err != nil {
-		return acp.Errorf(acp.CodeInternalError, "the rewind could not be saved: %v", err)
-	}
-	a.log.Info("session rewound", "session", s.id, "before", m.seq, "via", acp.MethodSessionEditPrompt)
+	s.rw.rewindTo(ctx, m.seq, 0, acp.MethodSessionEditPrompt)
 	return nil
 }

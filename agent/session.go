@@ -42,6 +42,7 @@ type conversation struct {
 	prompts *prompts       // the system prompt (prompt.go)
 	calls   *callRecorder  // every tool call's events and live output (calls.go)
 	subs    *subagents     // profiles, the task tool, launching subagents (subagent.go)
+	rw      *rewinder      // rewinds of the conversation and the files (rewind.go)
 	policy  *userPolicy    // the user's rules and hooks (policy.go)
 	sbx     *sandboxing    // the sandbox of its commands (sandbox.go)
 
@@ -200,6 +201,7 @@ func newSession(a *Agent, id string, roots []string, caps acp.ClientCapabilities
 	builtins, _ := profiles.Load(nil) // no directories: no I/O, no error
 	s.subs.install(builtins)
 	s.tr = s.newTranslator(replay)
+	s.rw = newRewinder(s)
 	return s
 }
 
@@ -393,9 +395,6 @@ func (s *conversation) run(ctx context.Context, text string) (acp.StopReason, *a
 	// The files may have changed since the last turn (another bridge
 	// process remembered an answer, the project's settings were edited).
 	s.policy.reload(ctx)
-	// The turn's calls, hooks and jobs run under the sandbox policy as the
-	// project's settings have it now (sandbox.go).
-	ctx = s.sbx.confine(ctx, s.status)
 	s.subs.reload(ctx) // the profiles as the files are now, and the task tool that lists them
 	if proj, ok := s.policy.untrusted(); ok {
 		s.perm.askTrust(ctx, proj)

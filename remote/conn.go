@@ -220,6 +220,7 @@ var (
 	errSessionMismatch = errors.New("the Acp-Session-Id header and params.sessionId differ")
 	errNoSession       = errors.New("a session-scoped request needs the Acp-Session-Id header")
 	errTooManySessions = errors.New("too many sessions are open on this server")
+	errTooManyRequests = errors.New("too many requests of this connection are running")
 	errGone            = errors.New("unknown connection")
 )
 
@@ -230,6 +231,10 @@ var sessionScoped = map[string]bool{
 	acp.MethodSessionResume: true, acp.MethodSessionSetConfigOption: true,
 	acp.MethodSessionSetMode: true, acp.MethodSessionSetModel: true,
 }
+
+// maxPending bounds a connection's requests running at once: each is a
+// goroutine of the agent's, and a client must not make them without end.
+const maxPending = 256
 
 // opensSession are the requests whose success opens a session here.
 var opensSession = map[string]bool{
@@ -278,6 +283,10 @@ func (c *conn) deliver(raw []byte, header string, reply chan []byte) error {
 		if sessionScoped[m.Method] && route == "" && c.transport == transportHTTP {
 			c.mu.Unlock()
 			return errNoSession
+		}
+		if len(c.pending) >= maxPending {
+			c.mu.Unlock()
+			return errTooManyRequests
 		}
 		if opensSession[m.Method] && int(c.srv.sessions.Load()) >= c.srv.o.MaxSessions && !c.sessions[param] {
 			c.mu.Unlock()

@@ -237,3 +237,26 @@ func TestHostileWebSocket(t *testing.T) {
 	}
 	waitFor(t, "the connections to end", func() bool { return s.Stats() == Stats{} })
 }
+
+// TestHTTP2Cleartext: the RFD asks for HTTP/2 (many POSTs beside long
+// GETs on one connection); without TLS a client that knows it may speak
+// it from the start, and the streams work over it.
+func TestHTTP2Cleartext(t *testing.T) {
+	s := newTestServer(t, Options{})
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	c := newClient(t, s.URL, "")
+	c.hc = &http.Client{Transport: &http.Transport{Protocols: &p}}
+	resp := c.req("POST", initBody, nil)
+	readAll(resp)
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("initialize over %s, want HTTP/2", resp.Proto)
+	}
+	c.conn = resp.Header.Get(HeaderConnectionID)
+	c.stream("")
+	sid := c.newSession(s.root)
+	c.post(sid, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"hi"}]}}`)
+	ask := c.next("the permission request", method("session/request_permission"))
+	c.post(sid, `{"jsonrpc":"2.0","id":`+string(ask.ID)+`,"result":{"outcome":{"outcome":"selected","optionId":"allow"}}}`)
+	c.next("the prompt's answer", answerTo("2"))
+}

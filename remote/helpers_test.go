@@ -61,7 +61,7 @@ func (a *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	text := req.Prompt[0].Text
 	if strings.HasPrefix(text, "flood") {
 		for i := 0; i < 1000; i++ {
-			a.client.SessionUpdate(ctx, req.SessionID, acp.AgentMessageChunk{Content: acp.TextBlock(strings.Repeat("x", 1000))})
+			a.client.SessionUpdate(ctx, req.SessionID, acp.AgentMessageChunk{Content: acp.TextBlock(strings.Repeat("x", 10000))})
 		}
 		return &acp.PromptResponse{StopReason: acp.StopEndTurn}, nil
 	}
@@ -81,7 +81,10 @@ func (a *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	a.h.mu.Lock()
 	a.h.outcomes = append(a.h.outcomes, outcome)
 	a.h.mu.Unlock()
-	a.h.turnDone <- outcome
+	select {
+	case a.h.turnDone <- outcome:
+	default: // nobody waits for this many
+	}
 	return &acp.PromptResponse{StopReason: acp.StopEndTurn}, nil
 }
 
@@ -136,6 +139,7 @@ type client struct {
 	url   string
 	path  string // default Path
 	token string
+	hc    *http.Client // default http.DefaultClient
 	conn  string
 	msgs  chan rpc // everything every stream delivered
 	mu    sync.Mutex
@@ -176,7 +180,11 @@ func (c *client) req(method, body string, hdr map[string]string) *http.Response 
 		}
 		r.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(r)
+	hc := c.hc
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(r)
 	if err != nil {
 		c.t.Fatal(err)
 	}

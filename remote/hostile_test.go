@@ -3,6 +3,7 @@ package remote
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -219,6 +220,22 @@ func TestLimits(t *testing.T) {
 	c.newSession(s.root)
 }
 
+// TestTooManyRequests: a connection's requests running at once are
+// bounded (each holds a goroutine of the agent's): past maxPending, 503.
+func TestTooManyRequests(t *testing.T) {
+	s := newTestServer(t, Options{})
+	c := newClient(t, s.URL, "")
+	c.initialize()
+	sid := c.newSession(s.root)
+	for i := range maxPending {
+		c.post(sid, `{"jsonrpc":"2.0","id":`+strconv.Itoa(100+i)+`,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"wait"}]}}`)
+	}
+	if code := status(t, c.req("POST", `{"jsonrpc":"2.0","id":99,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"wait"}]}}`, map[string]string{HeaderSessionID: sid})); code != 503 {
+		t.Errorf("request %d at once: %d, want 503", maxPending+1, code)
+	}
+	close(s.agents.release)
+}
+
 func TestSlowClientDropped(t *testing.T) {
 	s := newTestServer(t, Options{MaxBuffered: 64 << 10})
 	c := newClient(t, s.URL, "")
@@ -268,4 +285,30 @@ func TestSlowBodyCut(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("a trickling body: %d, want 400", resp.StatusCode)
 	}
+}
+
+// TestStalledReaderDropped: a client whose session stream is open but
+// never read: the kernel's buffers fill, a write waits past WriteTimeout
+// (or the mailbox passes its bound), and the client is dropped; the
+// server's memory for it never grows past the bound.
+func TestStalledReaderDropped(t *testing.T) {
+	s := newTestServer(t, Options{MaxBuffered: 256 << 10, WriteTimeout: 100 * time.Millisecond})
+	c := newClient(t, s.URL, "")
+	c.initialize()
+	c.post("", `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":`+quote(s.root)+`,"mcpServers":[]}}`)
+	var res struct{ SessionID string }
+	json.Unmarshal(c.next("session/new answer", answerTo("1")).Result, &res)
+	raw, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	// A small receive window, so the server's writes block soon.
+	if tc, ok := raw.(*net.TCPConn); ok {
+		tc.SetReadBuffer(4096)
+	}
+	fmt.Fprintf(raw, "GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n%s: %s\r\n%s: %s\r\n\r\n",
+		HeaderConnectionID, c.conn, HeaderSessionID, res.SessionID)
+	c.post(res.SessionID, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"`+res.SessionID+`","prompt":[{"type":"text","text":"flood"}]}}`)
+	waitFor(t, "the stalled reader to be dropped", func() bool { return s.Stats().Connections == 0 })
 }

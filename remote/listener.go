@@ -52,8 +52,8 @@ func (s *Server) HTTPServer(l net.Listener, maxOpen int) (*http.Server, net.List
 	}, lim
 }
 
-// OpenConns is how many TCP connections the server holds (tests, /health).
-func (s *Server) OpenConns() int {
+// openConns is how many TCP connections the server holds.
+func (s *Server) openConns() int {
 	if s.limiter == nil {
 		return 0
 	}

@@ -180,7 +180,7 @@ func deliverError(w http.ResponseWriter, err error) {
 	switch err {
 	case errBatch:
 		code = http.StatusNotImplemented
-	case errTooManySessions:
+	case errTooManySessions, errTooManyRequests:
 		code = http.StatusServiceUnavailable
 	case errGone:
 		code = http.StatusNotFound

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -197,8 +196,8 @@ func parseHelperArgs(args []string) (p Policy, path string, argv []string, err e
 			if len(args) < 2 {
 				return p, "", nil, errors.New("no command after --")
 			}
-			if p.Mode == "" {
-				return p, "", nil, errors.New("no --mode")
+			if !p.Confined() {
+				return p, "", nil, errors.New("no --mode that confines (workspace-write or read-only)")
 			}
 			return p, args[0], args[1:], nil
 		case "--network":
@@ -240,21 +239,4 @@ func HelperMain(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "acp-bridge sandbox: %v\n", err)
 	return 126
-}
-
-// PrivateTemp makes a private temp dir for confined commands under base
-// (os.TempDir() when ""), readable by its owner only.
-func PrivateTemp(base string) (string, error) {
-	if base == "" {
-		base = os.TempDir()
-	}
-	d, err := os.MkdirTemp(base, "acp-bridge-sandbox-")
-	if err != nil {
-		return "", err
-	}
-	// Landlock and Seatbelt match resolved paths: give the real one.
-	if real, err := filepath.EvalSymlinks(d); err == nil {
-		d = real
-	}
-	return d, nil
 }

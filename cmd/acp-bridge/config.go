@@ -142,10 +142,12 @@ const usage = `acp-bridge: an Agent Client Protocol agent for Zed and other ACP 
 
 Usage:
   acp-bridge [flags]          serve ACP over stdin/stdout (what an editor launches)
+  acp-bridge serve [flags]    serve ACP over HTTP and WebSocket (--listen, default 127.0.0.1:8741)
   acp-bridge demo [flags]     run an offline demo session and print what an editor would show
   acp-bridge login            store an API key (checked against the endpoint) for this user
   acp-bridge logout           remove the stored keys
   acp-bridge doctor [flags]   check the config, key, endpoint, state dir and bash; say how to fix each
+                              (doctor serve [flags]: serve's address, token file, certificate, roots too)
   acp-bridge --version        print the version
 
 Settings come from, lowest first: built-in defaults, the config file, the
@@ -181,6 +183,7 @@ Environment:
   ACP_BRIDGE_LOG_LEVEL          like --log-level
   ACP_BRIDGE_LOG_FILE           like --log-file
   ACP_BRIDGE_STATE_DIR          like --state-dir (empty: keep sessions in memory only)
+  ACP_BRIDGE_TOKEN              serve: the bearer token clients must send (like --token-file)
   ACP_BRIDGE_SEARXNG_URL        like web.search.searxng
 
 Config file (YAML; every key optional):

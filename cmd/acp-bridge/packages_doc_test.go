@@ -56,7 +56,7 @@ func modulePackages(t *testing.T, root string) []string {
 			}
 			return nil
 		}
-		if strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
+		if strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") && !ignored(t, path) {
 			rel, err := filepath.Rel(root, filepath.Dir(path))
 			if err != nil {
 				return err
@@ -74,6 +74,30 @@ func modulePackages(t *testing.T, root string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ignored reports whether a Go file is left out of every build
+// (`//go:build ignore`, as a program run with `go run FILE` is): it makes no
+// package of the module.
+func ignored(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "//go:build ignore":
+			return true
+		case line == "" || strings.HasPrefix(line, "//"):
+			continue
+		}
+		return false // the build constraints come before the package clause
+	}
+	return false
 }
 
 var backticked = regexp.MustCompile("`([^`]+)`")

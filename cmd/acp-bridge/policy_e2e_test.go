@@ -624,7 +624,8 @@ func TestBinaryPromptAndStopHooks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	stops := filepath.Join(t.TempDir(), "stops")
+	work := t.TempDir()
+	stops := filepath.Join(work, "stops") // in the workspace: hooks are sandboxed
 	config := `hooks:
   UserPromptSubmit:
     - command: 'if grep -q password; then echo "prompts must not carry passwords" >&2; exit 2; fi; echo "branch: main"'
@@ -637,7 +638,7 @@ func TestBinaryPromptAndStopHooks(t *testing.T) {
 	m := &oaiMock{t: t}
 	m.steps = append(m.steps, answerText("hello"))
 	c := policyBridge(t, m, t.TempDir(), config)
-	sid := c.newSession(t.TempDir())
+	sid := c.newSession(work)
 	c.prompt(sid, "hi")
 	if len(m.reqs) != 1 {
 		t.Fatalf("%d requests", len(m.reqs))

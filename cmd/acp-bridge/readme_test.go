@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // readmeSetting is how the test checks one row of the README's settings
@@ -74,6 +76,9 @@ func readmeSettings(t *testing.T) map[string]readmeSetting {
 		}},
 		"bypass in the mode picker": {value: "true", check: func(c *config, _ *modelChoiceView, _ string) error {
 			return eq("offer bypass", c.offerBypass, true)
+		}},
+		"sandbox mode": {value: "read-only", check: func(c *config, _ *modelChoiceView, _ string) error {
+			return eq("sandbox mode", c.sandbox.mode(), sandbox.ReadOnly)
 		}},
 		"tools mode": {value: "code", check: func(c *config, _ *modelChoiceView, _ string) error { return eq("tools mode", c.toolsMode, "code") }},
 		"requests per turn": {value: "7", check: func(c *config, _ *modelChoiceView, _ string) error {
@@ -209,7 +214,7 @@ func TestReadmeSettingsWork(t *testing.T) {
 
 func clearEnv(t *testing.T) {
 	for _, k := range []string{"ACP_BRIDGE_CONFIG", "ACP_BRIDGE_MODEL", "OPENAI_BASE_URL", "ACP_BRIDGE_PERMISSION_MODE", "ACP_BRIDGE_TOOLS_MODE",
-		"ACP_BRIDGE_MAX_TURN_REQUESTS", "ACP_BRIDGE_OFFER_BYPASS", "ACP_BRIDGE_LOG_LEVEL", "ACP_BRIDGE_LOG_FILE", "ACP_BRIDGE_STATE_DIR", "DEEPSEEK_API_KEY", "OPENAI_API_KEY"} {
+		"ACP_BRIDGE_MAX_TURN_REQUESTS", "ACP_BRIDGE_OFFER_BYPASS", "ACP_BRIDGE_SANDBOX", "ACP_BRIDGE_LOG_LEVEL", "ACP_BRIDGE_LOG_FILE", "ACP_BRIDGE_STATE_DIR", "DEEPSEEK_API_KEY", "OPENAI_API_KEY"} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
 	}

@@ -164,11 +164,18 @@ func TestBinarySandboxEscalation(t *testing.T) {
 	call := fmt.Sprintf(`{"command":"echo x >> %s"}`, out)
 	for _, tc := range []struct {
 		answer string
-		lines  int // in the file afterwards
-	}{{"keep-refused", 0}, {"outside-once", 1}} {
+		lines  int // in the file afterwards (it is one file for all cases)
+		config string
+		args   []string
+	}{
+		{"keep-refused", 0, "", nil},
+		{"outside-once", 1, "", nil},
+		// bypass asks nobody, unless the user's config allows escalation
+		{"outside-once", 2, "sandbox:\n  escalate: true\n", []string{"--permission-mode", "bypass"}},
+	} {
 		m := &oaiMock{t: t}
 		m.steps = append(m.steps, toolCalls([2]string{"bash", call}), answerText("ok"))
-		c := policyBridge(t, m, t.TempDir(), "")
+		c := policyBridge(t, m, t.TempDir(), tc.config, tc.args...)
 		var offered []string
 		c.answer = func(p map[string]any) string {
 			var ids []string
@@ -193,7 +200,7 @@ func TestBinarySandboxEscalation(t *testing.T) {
 			t.Errorf("%s: the file has %d lines, want %d", tc.answer, n, tc.lines)
 		}
 		status, _ := c.final("call_1")
-		if want := map[bool]string{true: "failed", false: "completed"}[tc.lines == 0]; status != want {
+		if want := map[bool]string{true: "failed", false: "completed"}[tc.answer == "keep-refused"]; status != want {
 			t.Errorf("%s: the call is %s, want %s", tc.answer, status, want)
 		}
 	}
@@ -297,5 +304,69 @@ func TestBinaryDoctorProvesTheSandbox(t *testing.T) {
 	out, _ := cmd.CombinedOutput()
 	if !strings.Contains(string(out), "ok   sandbox  workspace-write (Landlock ABI") || !strings.Contains(string(out), "refused") {
 		t.Errorf("doctor:\n%s", out)
+	}
+}
+
+// A project's settings only tighten: read-only there refuses a write in
+// the workspace the user's workspace-write allows. The editor's Sandbox
+// option turns it off for the session, which the thread says once.
+func TestBinarySandboxProjectAndPicker(t *testing.T) {
+	needSandbox(t)
+	work := t.TempDir()
+	os.MkdirAll(filepath.Join(work, ".acp-bridge"), 0o755)
+	os.WriteFile(filepath.Join(work, ".acp-bridge", "settings.yaml"), []byte("sandbox:\n  mode: read-only\n"), 0o644)
+	m := &oaiMock{t: t}
+	write := [2]string{"bash", `{"command":"echo x >> written"}`}
+	m.steps = append(m.steps, toolCalls(write), answerText("ok"), toolCalls(write), answerText("ok"), toolCalls(write), answerText("ok"))
+	c := policyBridge(t, m, t.TempDir(), "", "--permission-mode", "bypass")
+	sid := c.newSession(work)
+	c.prompt(sid, "write")
+	if got := toolMessage(m.reqs[1], "call_1"); !strings.Contains(got, "sandbox read-only") {
+		t.Errorf("the project's read-only did not hold: %q", got)
+	}
+	absent(t, filepath.Join(work, "written"))
+	// The user's off for the session is tightened by the project's
+	// read-only while the project asks for it, and holds once it does not.
+	res := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "sandbox", "value": "off"})
+	if b, _ := json.Marshal(res); !strings.Contains(string(b), `"currentValue":"off","description":"How the kernel confines`) {
+		t.Errorf("set_config_option answered %s", b)
+	}
+	c.prompt(sid, "write again")
+	if got := toolMessage(m.reqs[3], "call_1"); !strings.Contains(got, "sandbox read-only") {
+		t.Errorf("off loosened the project's read-only: %q", got)
+	}
+	absent(t, filepath.Join(work, "written"))
+	os.WriteFile(filepath.Join(work, ".acp-bridge", "settings.yaml"), []byte("permissions:\n  deny: [\"Read(.env)\"]\n"), 0o644)
+	c.prompt(sid, "and again")
+	if b, _ := os.ReadFile(filepath.Join(work, "written")); string(b) != "x\n" {
+		t.Errorf("with the sandbox off: %q", b)
+	}
+	if n := strings.Count(c.agentText(), "The sandbox is off"); n != 1 {
+		t.Errorf("told %d times that the sandbox is off, want once:\n%s", n, c.agentText())
+	}
+	if _, e := c.request("session/set_config_option", map[string]any{"sessionId": sid, "configId": "sandbox", "value": "loose"}); e == nil || e.Code != -32602 {
+		t.Errorf("an unknown mode: %+v", e)
+	}
+}
+
+// "Always run … outside the sandbox" is remembered for the session: the
+// same command runs outside from then on, without asking again.
+func TestBinarySandboxEscalationAlways(t *testing.T) {
+	needSandbox(t)
+	out := filepath.Join(t.TempDir(), "escaped")
+	call := [2]string{"bash", fmt.Sprintf(`{"command":"echo x >> %s"}`, out)}
+	m := &oaiMock{t: t}
+	m.steps = append(m.steps, toolCalls(call), answerText("ok"), toolCalls(call), answerText("ok"))
+	c2 := policyBridge(t, m, t.TempDir(), "sandbox:\n  escalate: true\n", "--permission-mode", "bypass")
+	asked := 0
+	c2.answer = func(map[string]any) string { asked++; return "outside-always" }
+	sid := c2.newSession(t.TempDir())
+	c2.prompt(sid, "once")
+	c2.prompt(sid, "twice")
+	if asked != 1 {
+		t.Errorf("asked %d times, want once", asked)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "x\nx\n" {
+		t.Errorf("the file: %q", b)
 	}
 }

@@ -187,6 +187,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}()
 	fmt.Fprintf(stderr, "listening on %s://%s%s\n", scheme, ln.Addr(), remote.Path)
+	if b.cfg.stateDir == "" {
+		b.log.Warn("no state directory: a session ends with its connection and cannot be loaded on another")
+	}
 	b.log.Info("serving ACP", "addr", ln.Addr().String(), "tls", r.tls != nil, "token", r.token != "", "roots", []string(sc.roots), "version", b.opts.Version)
 	select {
 	case err := <-served:
@@ -215,9 +218,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // remoteOptions are the server's options: each connection's agent has the
 // stdio mode's options, less the terminal login (a remote client cannot
-// run a command in the agent's environment).
+// run a command in the agent's environment), logout and providers/* (the
+// key and the endpoints are every connection's: one client must not
+// delete or redirect what the others use).
 func remoteOptions(sc *serveConfig, r *resolved, opts agent.Options) remote.Options {
-	opts.TerminalLogin = nil
+	opts.TerminalLogin, opts.Logout, opts.Routes = nil, nil, nil
 	hosts := append([]string(nil), sc.hosts...)
 	if r.host != "" && !net.ParseIP(strings.Trim(r.host, "[]")).IsUnspecified() {
 		hosts = append(hosts, r.host)

@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -242,6 +245,14 @@ func TestServeThroughTheBinary(t *testing.T) {
 	if e != nil {
 		t.Fatalf("initialize: %v", e)
 	}
+	if caps, _ := res["agentCapabilities"].(map[string]any); caps != nil {
+		if auth, _ := caps["auth"].(map[string]any); auth["logout"] != nil {
+			t.Errorf("a remote client is offered logout (the server's stored key): %v", auth)
+		}
+		if b, _ := json.Marshal(caps); strings.Contains(string(b), "providers") {
+			t.Errorf("a remote client is offered providers/* (the shared endpoints): %s", b)
+		}
+	}
 	if methods, _ := res["authMethods"].([]any); len(methods) != 0 {
 		for _, m := range methods {
 			if mm, _ := m.(map[string]any); mm["type"] == "terminal" {
@@ -308,5 +319,127 @@ func TestServeThroughTheBinary(t *testing.T) {
 	}
 	if n := strings.Count(log, "msg=\"connection opened\""); n < 2 || n != strings.Count(log, "msg=\"connection closed\"") {
 		t.Errorf("connections opened and closed do not pair up:\n%s", log)
+	}
+}
+
+// TestServeDroppedClientTurnEnds: a client that goes while its turn waits
+// for a permission answer: the request is answered "cancelled" for it (the
+// command never runs), the turn ends and is saved, and a new connection
+// loads the session with it.
+func TestServeDroppedClientTurnEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	work := t.TempDir()
+	marker := filepath.Join(work, "marker")
+	args, _ := json.Marshal(map[string]string{"command": "touch " + marker})
+	mock := &oaiMock{t: t, steps: steps(
+		answer("tool_calls", delta(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"bash","arguments":`+quoteJSON(string(args))+`}}]}`, "")),
+		answer("stop", delta(`{"role":"assistant","content":"Carried on."}`, "")),
+	)}
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	const token = "0123456789abcdef-dropped-client"
+	p := startServe(t, []string{"ACP_BRIDGE_TOKEN=" + token, "KEY_E2E=sk-e2e", "ACP_BRIDGE_STATE_DIR=" + t.TempDir(), "HOME=" + t.TempDir()},
+		"--listen", "127.0.0.1:0", "--root", work, "--base-url", srv.URL+"/v1", "--model", "mock-1", "--api-key-env", "KEY_E2E", "--log-level", "info")
+	c := dialServe(t, p.url, token)
+	c.initialize()
+	sid := c.newSession(work)
+	prompt, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 50, "method": "session/prompt",
+		"params": map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "touch it"}}}})
+	ctx, cancel := context.WithTimeout(t.Context(), never)
+	defer cancel()
+	c.ws.Write(ctx, websocket.MessageText, prompt)
+	for {
+		_, data, err := c.ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("no permission request: %v", err)
+		}
+		if strings.Contains(string(data), `"session/request_permission"`) {
+			break
+		}
+	}
+	c.ws.CloseNow() // the client goes, the question unanswered
+
+	c2 := dialServe(t, p.url, token)
+	c2.initialize()
+	var e map[string]any
+	for deadline := time.Now().Add(never); ; time.Sleep(20 * time.Millisecond) {
+		// Refused while the old connection's turn still runs.
+		if _, e = c2.call("session/load", map[string]any{"sessionId": sid, "cwd": work, "mcpServers": []any{}}); e == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if e != nil {
+		t.Fatalf("load after the client went: %v", e)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran though its permission was never given")
+	}
+	var failed bool
+	for _, u := range c2.updates("tool_call_update") {
+		failed = failed || u["status"] == "failed"
+	}
+	if !failed {
+		t.Errorf("the loaded session does not show the refused call failed: %v", c2.updates("tool_call_update"))
+	}
+	waitLog := time.Now().Add(never)
+	for !strings.Contains(p.stderr.String(), `reason="websocket closed"`) && time.Now().Before(waitLog) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(p.stderr.String(), `reason="websocket closed"`) {
+		t.Errorf("no closing line for the dropped connection:\n%s", p.stderr.String())
+	}
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestServeTLS: with a certificate, serve speaks HTTPS (HTTP/2 when the
+// client offers it), prints an https URL, and still wants the token.
+func TestServeTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	cert, key := writeCert(t, []string{"localhost"}, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	const token = "0123456789abcdef-tls-token"
+	script := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(script, []byte(`{"responses":[{"parts":[{"text":"hi"}]}]}`), 0o600)
+	p := startServe(t, []string{"ACP_BRIDGE_TOKEN=" + token, "ACP_BRIDGE_STATE_DIR=" + t.TempDir(), "HOME=" + t.TempDir()},
+		"--listen", "localhost:0", "--tls-cert", cert, "--tls-key", key, "--model", "script:"+script)
+	if !strings.HasPrefix(p.url, "https://") {
+		t.Fatalf("printed URL %q, want https", p.url)
+	}
+	pool := x509.NewCertPool()
+	pem, _ := os.ReadFile(cert)
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	_, port, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(p.url, "https://"), "/acp"))
+	url := "https://localhost:" + port + "/acp"
+	post := func(auth string) *http.Response {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	if resp := post(""); resp.StatusCode != 401 {
+		t.Errorf("no token over TLS: %d", resp.StatusCode)
+	}
+	resp := post(token)
+	if resp.StatusCode != 200 || resp.Header.Get("Acp-Connection-Id") == "" {
+		t.Fatalf("initialize over TLS: %d", resp.StatusCode)
+	}
+	if resp.ProtoMajor != 2 {
+		t.Errorf("negotiated %s, want HTTP/2", resp.Proto)
 	}
 }

@@ -4,9 +4,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,7 +47,11 @@ func TestServeSIGTERMLetsTurnsEnd(t *testing.T) {
 	asked, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path != "/v1/chat/completions" || !strings.Contains(string(body), "take your time") {
+			http.NotFound(w, r) // the model list and the like: not the turn
+			return
+		}
 		once.Do(func() { close(asked) })
 		<-release
 		sseWrite(w, 1<<20, delta(`{"role":"assistant","content":"Finished after the signal."}`, "stop"))
@@ -174,5 +181,69 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("%s: not within %s", what, never)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestServeHalfOpenFlood: 5,000 TCP connections that send half a request
+// and wait, against the binary: the served bridge's descriptors stay under
+// its cap (1,024 connections), its memory stays bounded, and /health is
+// answered during the flood (the silent connections give way).
+func TestServeHalfOpenFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5,000 connections to the binary")
+	}
+	const flood = 5000
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < flood+500 {
+		t.Skipf("descriptor limit %d too low for %d connections", lim.Cur, flood)
+	}
+	script := writeScript(t, t.TempDir(), "script.json", `{"parts":[{"text":"hi"}]}`)
+	p := startServe(t, serveEnv(t, t.TempDir()), "--listen", "127.0.0.1:0", "--model", "script:"+script)
+	pid := p.cmd.Process.Pid
+	fds := func() int {
+		es, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	health := strings.TrimSuffix(p.url, "/acp") + "/health"
+	get := func() int {
+		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get(health)
+		if err != nil {
+			t.Fatalf("health: %v", err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	get()
+	fdsBefore, rssBefore := fds(), rssKiB(pid)
+	addr := strings.TrimSuffix(strings.TrimPrefix(p.url, "http://"), "/acp")
+	conns := make([]net.Conn, 0, flood)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range flood {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("dial %d: %v", len(conns), err)
+		}
+		c.Write([]byte("POST /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le"))
+		conns = append(conns, c)
+	}
+	// The accept queue is first in, first out: once this request is
+	// answered, every connection before it has been accepted.
+	if code := get(); code != 200 {
+		t.Errorf("health during the flood: %d", code)
+	}
+	n, rss := fds(), rssKiB(pid)
+	t.Logf("%d half-open connections: the server holds %d descriptors (%d before), RSS %d KiB (%d before)", flood, n, fdsBefore, rss, rssBefore)
+	if n > fdsBefore+1024+16 {
+		t.Errorf("the server holds %d descriptors, more than its cap of 1,024 connections allows", n)
+	}
+	if rss > rssBefore+128<<10 {
+		t.Errorf("RSS grew by %d KiB", rss-rssBefore)
 	}
 }

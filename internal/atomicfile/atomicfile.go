@@ -12,10 +12,10 @@
 // to a named temporary file beside the target and renamed over it. Either
 // way a name exists for a moment (the whole write on the fallback, between
 // link and rename on Linux), so the name is recorded in a journal (see
-// Journal) before it exists; the watchdog that outlives a killed bridge
-// (cmd/acp-bridge/reaper.go) and the next process to start (see Sweep)
-// remove what a dead one left: only files it recorded, so nothing the
-// bridge did not make is ever removed.
+// Journal) before it exists; the next process to start (see Sweep), and for
+// the named files of the fallback the watchdog that outlives a killed
+// bridge (cmd/acp-bridge/reaper.go), remove what a dead one left: only
+// files it recorded, so nothing the bridge did not make is ever removed.
 package atomicfile
 
 import (
@@ -52,6 +52,7 @@ func Write(path string, data []byte) error {
 	if done, err := writeUnnamed(dir, path, data, mode); done || err != nil {
 		return err
 	}
+	announce() // the watchdog knows the journal before a named file exists
 	return writeNamed(dir, path, data, mode)
 }
 

@@ -17,10 +17,10 @@ import (
 // write(2), so a killed process leaves whole lines), and removed at a clean
 // exit, when every temporary file is gone.
 var journal struct {
-	mu      sync.Mutex
-	f       *os.File
-	watch   func(journal string) // told of the journal at its first line
-	watched bool
+	mu    sync.Mutex
+	f     *os.File
+	watch func(journal string) // told of the journal before the first named temporary file
+	told  chan struct{}        // closed when watch has returned; nil until called
 }
 
 const journalExt = ".tmpfiles"
@@ -28,11 +28,14 @@ const journalExt = ".tmpfiles"
 // Journal starts recording this process's temporary files in dir (created
 // if needed). stop closes and removes the journal; call it at exit. Without
 // a journal, Write works the same and a crash may leave a temporary file.
-// watch, if not nil, is told the journal's path once, when the first
-// temporary file is recorded and before it exists: the watchdog that
-// outlives a killed process cleans what it lists (see Clean). The first
-// write waits for it (starting the watchdog, once), so no kill finds a
-// temporary file the watchdog was not told of.
+// watch, if not nil, is told the journal's path once, before the first
+// named temporary file is created: the watchdog that outlives a killed
+// process cleans what the journal lists (see Clean), so a kill during a
+// write through a named temporary file leaves nothing for long. A write
+// into an unnamed file (Linux) does not call it: starting the watchdog
+// costs its process start, about as much CPU as the bridge's own, for a
+// name that lasts only from link to rename and holds a whole file, which
+// the next start's Sweep removes if a kill lands in that instant.
 func Journal(dir string, watch func(journal string)) (stop func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -43,7 +46,7 @@ func Journal(dir string, watch func(journal string)) (stop func(), err error) {
 		return nil, err
 	}
 	journal.mu.Lock()
-	journal.f, journal.watch, journal.watched = f, watch, false
+	journal.f, journal.watch, journal.told = f, watch, nil
 	journal.mu.Unlock()
 	return func() {
 		journal.mu.Lock()
@@ -68,11 +71,28 @@ func record(path string) error {
 		return errors.New("a line break in the path")
 	}
 	_, err := journal.f.WriteString(path + "\n")
-	if err == nil && !journal.watched && journal.watch != nil {
-		journal.watched = true
-		journal.watch(journal.f.Name())
-	}
 	return err
+}
+
+// announce tells watch of the journal, once, and returns when it has been
+// told (at once without a journal or watch).
+func announce() {
+	journal.mu.Lock()
+	if journal.f == nil || journal.watch == nil {
+		journal.mu.Unlock()
+		return
+	}
+	told := journal.told
+	if told != nil {
+		journal.mu.Unlock()
+		<-told // another write is telling it
+		return
+	}
+	told, watch, name := make(chan struct{}), journal.watch, journal.f.Name()
+	journal.told = told
+	journal.mu.Unlock()
+	defer close(told)
+	watch(name)
 }
 
 // ours matches the names tempName makes; compiled when a journal is

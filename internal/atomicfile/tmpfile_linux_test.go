@@ -3,7 +3,9 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -106,5 +108,39 @@ func TestCleanTwice(t *testing.T) {
 	}
 	if removed, err := Clean(j); err != nil || len(removed) != 0 {
 		t.Fatalf("second clean: %q, %v", removed, err)
+	}
+}
+
+// TestWatchToldOnce: a write through a named temporary file tells the
+// watch the journal's path first, once whatever the number of writes; a
+// write into an unnamed file does not (it starts no watchdog).
+func TestWatchToldOnce(t *testing.T) {
+	jdir, work := t.TempDir(), t.TempDir()
+	var told []string
+	var mu sync.Mutex
+	stop, err := Journal(jdir, func(j string) { mu.Lock(); told = append(told, j); mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if unnamedWorks(work) {
+		if err := Write(filepath.Join(work, "a.txt"), []byte("unnamed")); err != nil {
+			t.Fatal(err)
+		}
+		if len(told) != 0 {
+			t.Fatalf("a write into an unnamed file told the watch %q", told)
+		}
+	}
+	defer func(o func(string) (int, error)) { openUnnamed = o }(openUnnamed)
+	openUnnamed = func(string) (int, error) { return -1, unix.EOPNOTSUPP }
+	for i := range 3 {
+		if err := Write(filepath.Join(work, "a.txt"), []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := filepath.Join(jdir, strconvPid()+journalExt); len(told) != 1 || told[0] != want {
+		t.Errorf("told %q, want once %q", told, want)
 	}
 }

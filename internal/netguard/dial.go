@@ -61,8 +61,13 @@ type Guard struct {
 	o    Options
 	open func(host string) bool
 
-	mu      sync.Mutex
-	proxies map[string]bool // the proxies' host:port this chain's requests chose
+	mu sync.Mutex
+	// proxyTo is the host:port of the proxy the chain's latest request
+	// chose ("" when it goes direct). The requests of a chain (a fetch,
+	// its redirects) are made one after another, and the transport asks
+	// Proxy before it dials for each, so a direct request to the proxy's
+	// own address is not mistaken for the proxy.
+	proxyTo string
 }
 
 // New makes a guard; open may be nil (no host is open).
@@ -70,7 +75,7 @@ func New(o Options, open func(host string) bool) *Guard {
 	if open == nil {
 		open = func(string) bool { return false }
 	}
-	return &Guard{o: o, open: open, proxies: map[string]bool{}}
+	return &Guard{o: o, open: open}
 }
 
 func (g *Guard) dialTimeout() time.Duration {
@@ -109,13 +114,16 @@ func (g *Guard) Transport() *http.Transport {
 
 // proxy is the environment's choice for req. A proxied request's target is
 // checked here, on the guard's own resolution (see the package doc), and
-// the proxy is remembered so that DialContext reaches it.
+// the proxy is remembered so that DialContext reaches it for this request.
 func (g *Guard) proxy(req *http.Request) (*url.URL, error) {
 	choose := g.o.Proxy
 	if choose == nil {
 		choose = http.ProxyFromEnvironment
 	}
 	u, err := choose(req)
+	g.mu.Lock()
+	g.proxyTo = ""
+	g.mu.Unlock()
 	if err != nil || u == nil {
 		return u, err
 	}
@@ -132,7 +140,7 @@ func (g *Guard) proxy(req *http.Request) (*url.URL, error) {
 		return nil, fmt.Errorf("%s cannot be checked before the proxy connects to it: %w", req.URL.Hostname(), err)
 	}
 	g.mu.Lock()
-	g.proxies[proxyAddr(u)] = true
+	g.proxyTo = proxyAddr(u)
 	g.mu.Unlock()
 	return u, nil
 }
@@ -176,14 +184,14 @@ func portRefused(host string, p uint64) error {
 	return &RefusedError{Host: host, Why: fmt.Sprintf("port %d is neither 80 nor 443", p)}
 }
 
-// DialContext connects to addr ("host:port") as the transport asks: a
-// proxy this chain chose as it is; anything else at a resolved address
+// DialContext connects to addr ("host:port") as the transport asks: the
+// proxy the chain's current request chose as it is; anything else at a resolved address
 // that Refusal accepts (all of them for an open host), on port 80 or 443
 // (any for an open host). The check runs again in the dialer's Control, on
 // the address the socket connects to.
 func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	g.mu.Lock()
-	proxied := g.proxies[strings.ToLower(addr)]
+	proxied := g.proxyTo != "" && g.proxyTo == strings.ToLower(addr)
 	g.mu.Unlock()
 	d := &net.Dialer{Timeout: g.dialTimeout()}
 	if proxied {

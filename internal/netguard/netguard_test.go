@@ -170,8 +170,28 @@ func TestGuardWithProxy(t *testing.T) {
 	if err := get(t, g, "http://nodns.example/"); err == nil || !strings.Contains(err.Error(), "cannot be checked before the proxy") {
 		t.Errorf("an unresolvable name through the proxy: %v", err)
 	}
-	if seen.Load() != 1 {
-		t.Errorf("the proxy saw %d requests, want 1", seen.Load())
+	// The proxy's own address as a target (a chain that went through the
+	// proxy, then a request the environment sends direct, as it does
+	// loopback): guarded like any other.
+	direct := func(r *http.Request) (*url.URL, error) {
+		if r.URL.Hostname() == "127.0.0.1" {
+			return nil, nil
+		}
+		return pu, nil
+	}
+	g2 := New(Options{Resolve: resolve, Proxy: direct}, nil)
+	c := &http.Client{Transport: g2.Transport()}
+	defer c.CloseIdleConnections()
+	if resp, err := c.Get("http://public.example/"); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	if _, err := c.Get(proxy.URL + "/admin"); err == nil {
+		t.Error("the proxy's own address was reached directly")
+	}
+	if seen.Load() != 2 {
+		t.Errorf("the proxy saw %d requests, want 2", seen.Load())
 	}
 }
 

@@ -58,12 +58,15 @@ func adapt(old, got, new []string, fileUnit string, tol Tolerance) []string {
 		if tol == Punctuation {
 			body = punctLike(body, old, got)
 		}
-		var fws string
-		switch n, ok := ind.neighbour(new, out, keep, k, ws); {
-		case pair[k] >= 0 || ind.shifted || !ok:
+		// A replaced line, or any line of a block the model only moved,
+		// by the old lines; an added line by its neighbour, when it has
+		// one at its depth.
+		fws, ok := "", false
+		if pair[k] < 0 && !ind.shifted {
+			fws, ok = ind.neighbour(new, out, keep, k, ws)
+		}
+		if !ok {
 			fws = ind.indent(ws, prevOld+k-prevNew)
-		default:
-			fws = n
 		}
 		out[k] = fws + body
 	}

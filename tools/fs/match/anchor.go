@@ -58,7 +58,21 @@ func (f *file) blockAnchor(path, old, new string, rep Repair, at int) (Result, *
 	case len(starts) > 1:
 		i, ok := pick(starts, at)
 		if !ok {
-			return Result{}, nil, nil // anchors that are not unique anchor nothing
+			// Anchors that are not unique anchor nothing; where the
+			// middle is close at some of them, the model is told where,
+			// to name one with start_line.
+			var close []int
+			for _, s := range starts[:min(len(starts), maxListed)] {
+				a := &anchored{start: s, size: len(ol)}
+				a.measure(ol[1:len(ol)-1], f.text[s+1:s+len(ol)-1])
+				if a.close() {
+					close = append(close, s)
+				}
+			}
+			if len(close) == 0 {
+				return Result{}, nil, nil
+			}
+			return Result{}, nil, ambiguous(path, close, len(ol), Result{Tolerance: BlockAnchor, Repair: rep}, at)
 		}
 		starts = starts[i : i+1]
 	}

@@ -24,6 +24,8 @@ func FuzzFind(f *testing.F) {
 		{"x\n\ny\n", "\n\ny", "\n\nz"},
 		{"a\n", "a\n", ""},
 		{"", "a", "b"},
+		{"f() {\n  x := load(1)\n}\n", "f() {\n  x := load(2)\n}", "f() {\n  x := load(2)\n  use(x)\n}"},
+		{"a {\n  b()\n  c()\n}\n", "a {\nb()\nd()\nc()\n}", "a {\nb()\nc()\n}"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1], s[2], false)
@@ -89,6 +91,16 @@ func FuzzFind(f *testing.F) {
 			rl := strings.Split(body, "\n")
 			if len(rl) != len(ol) {
 				t.Fatalf("region %q has %d lines, old_string %d", region, len(rl), len(ol))
+			}
+			if r.Tolerance == BlockAnchor {
+				// First and last lines ignoring indentation; the lines
+				// between close.
+				a := &anchored{}
+				a.measure(ol[1:len(ol)-1], rl[1:len(rl)-1])
+				if normalize(rl[0], Indentation) != normalize(ol[0], Indentation) || normalize(rl[len(rl)-1], Indentation) != normalize(ol[len(ol)-1], Indentation) || !a.close() {
+					t.Fatalf("block region %q is not anchored on %q with a close middle (%+v)", region, o, a)
+				}
+				continue
 			}
 			for i := range rl {
 				if normalize(rl[i], r.Tolerance) != normalize(ol[i], r.Tolerance) {

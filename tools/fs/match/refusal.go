@@ -41,9 +41,14 @@ func ambiguous(path string, starts []int, size int, how Result, at int) error {
 		places = append(places, place)
 	}
 	var b strings.Builder
-	if how.Tolerant() {
+	switch {
+	case how.Tolerance == BlockAnchor && len(starts) == 1:
+		fmt.Fprintf(&b, "old_string was not found in %q; its first and last lines are in several places, and the lines between are close to the file's only at %s.", path, places[0])
+	case how.Tolerance == BlockAnchor:
+		fmt.Fprintf(&b, "old_string was not found in %q; its first and last lines match, with the lines between close to the file's, in %d places (%s).", path, len(starts), strings.Join(places, ", "))
+	case how.Tolerant():
 		fmt.Fprintf(&b, "old_string was not found exactly in %q; %s, it matches %d places (%s).", path, strings.TrimPrefix(how.Note(), "matched "), len(starts), strings.Join(places, ", "))
-	} else {
+	default:
 		fmt.Fprintf(&b, "old_string matched %d times in %q, starting at %s.", len(starts), path, strings.Join(places, ", "))
 	}
 	if at > 0 {

@@ -336,6 +336,25 @@ func (ls *litSet) scanner(data []byte, sc *scanner) *scanner {
 // taken in order.
 func (sc *scanner) find(pos int) int {
 	data := sc.data
+	if ls := sc.ls; len(ls.lits) == 1 && !ls.lits[0].fold {
+		// One literal, one anchor byte: the loop below without its
+		// bookkeeping, which costs more than the search where the anchor
+		// is a common byte (a quote, a colon).
+		l := ls.lits[0]
+		b := l.s[l.off]
+		for cur := pos + l.off; cur < len(data); {
+			i := bytes.IndexByte(data[cur:], b)
+			if i < 0 {
+				return -1
+			}
+			st := cur + i - l.off
+			if st+len(l.s) <= len(data) && bytes.Equal(data[st:st+len(l.s)], l.s) {
+				return st
+			}
+			cur += i + 1
+		}
+		return -1
+	}
 	for cur := pos; ; {
 		// The nearest anchor at or after cur; each is looked for again
 		// only once the last one found is behind cur.

@@ -9,11 +9,13 @@ import (
 )
 
 // A literal prefilter, the way ripgrep skips lines: from the parsed pattern
-// take a set of literals at least one of which is in every match, find
-// them with bytes.Index (or a scan for their rarest bytes), and run the
-// regexp only on the lines that hold one. Go's regexp is fast only when the
-// pattern starts with a literal; this makes "\w+Handler\(" or "(?i)todo"
-// as fast as "Handler\(".
+// take the sets of literals every match holds one of each of (the pieces
+// of a concatenation), scan for the set cheapest to find (a scan for its
+// literals' rarest bytes), check the others on each line found, and run
+// the regexp only on the lines that pass. Go's regexp is fast only when
+// the pattern starts with a literal; this makes "\w+Handler\(" or
+// "(?i)todo" as fast as "Handler\(", and "func \w+\(ctx context" as fast
+// as "(ctx context".
 
 // lit is one literal of a prefilter.
 type lit struct {

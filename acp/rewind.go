@@ -42,7 +42,7 @@ func (p *HistoryPoint) Check(field string) error {
 	switch {
 	case p == nil:
 		return InvalidParams("invalid params: %s is required", field)
-	case p.MessageID == "" && p.Fingerprint == "":
+	case p.MessageID == "":
 		return InvalidParams("invalid params: %s.messageId must not be empty", field)
 	case p.Fingerprint != "" && !fingerprintForm.MatchString(p.Fingerprint):
 		return InvalidParams("invalid params: %s.messageFingerprint must be \"sha256:\" and 64 lowercase hex digits", field)

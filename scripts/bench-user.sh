@@ -11,7 +11,10 @@
 #   scripts/bench-user.sh [COMMIT]      needs rg (apt-get install ripgrep)
 #
 # The tree searched is ACP_BRIDGE_SEARCH_TREE, else the Go module cache,
-# filled by `go mod download`. BENCH_RUNS (default 7) is the bridge runs per
+# filled by `go mod download`; the regexp shapes of
+# tools/fs/testdata/grep-shapes.txt (a literal word, then character
+# classes, a repeat and an escaped parenthesis) are searched in
+# ACP_BRIDGE_SHAPES_TREE, else the Go toolchain's own source. BENCH_RUNS (default 7) is the bridge runs per
 # search pattern, BENCH_STARTS (default 40) the starts of each program per
 # start-up run (two runs). Every command is printed before it runs, with
 # the load average; the raw output is kept in the directory printed last.
@@ -45,6 +48,8 @@ go mod download
 tree=${ACP_BRIDGE_SEARCH_TREE:-$(go env GOMODCACHE)}
 say "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)'), $(go version | cut -d' ' -f3-), $(nproc) cores"
 say "tree $tree: $(find "$tree" -type f | wc -l) files, $(du -sm "$tree" | cut -f1) MB"
+shapes=${ACP_BRIDGE_SHAPES_TREE:-$(go env GOROOT)/src}
+say "shapes tree $shapes: $(find "$shapes" -type f | wc -l) files, $(du -sm "$shapes" | cut -f1) MB"
 if [ $# -ge 1 ]; then
 	wt="$out/src"
 	git worktree add --detach "$wt" "$1" >/dev/null
@@ -65,9 +70,9 @@ say "done"
 # the result".
 search_table() {
 	awk '
-	/^Benchmark(BinaryGrep|BinaryGlob)\// {
+	/^Benchmark(BinaryGrep|BinaryGrepShapes|BinaryGlob)\// {
 		split($1, p, "/"); name = p[2]; sub(/-[0-9]+$/, "", name)
-		tool = ($1 ~ /Grep/) ? "grep" : "glob"
+		tool = ($1 ~ /Shapes/) ? "grep shape" : ($1 ~ /Grep/) ? "grep" : "glob"
 		for (i = 3; i < NF; i += 2) v[$(i + 1)] = $i
 		rows[++n] = sprintf("| %s %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s–%s |", tool, name, v["card-ms"], v["cold-ms"], v["again-ms"], v["rg-ms"], v["card-x-rg"], v["cold-x-rg"], v["again-x-rg"], v["load-start"], v["load-end"])
 	}
@@ -97,7 +102,7 @@ matches() {
 }
 
 echo
-echo "Search, release build at $(git rev-parse --short HEAD), first call of a fresh bridge and the same call again, medians of $runs; tree $tree:"
+echo "Search, release build at $(git rev-parse --short HEAD), first call of a fresh bridge and the same call again, medians of $runs; tree $tree (grep shape rows: $shapes):"
 echo
 search_table "$out/search.txt"
 echo

@@ -4,7 +4,10 @@
 // would, from the bridge's start to the call's completed card, and exits
 // there: a whole process to time against rg with any timer that takes two
 // commands (hyperfine, /usr/bin/time). It prints the first line of the
-// call's result on stderr.
+// call's result on stderr. With GREPCALL_WAIT=1 it then closes the
+// bridge's stdin and waits for it to exit, so that a timer that reads the
+// CPU time of the processes waited for (/usr/bin/time) counts the
+// bridge's: its start-up, the call and its exit.
 //
 //	go build -o /tmp/grepcall scripts/grepcall.go
 //	/tmp/grepcall BRIDGE ROOT PATTERN     (the session's cwd is ROOT)
@@ -80,6 +83,11 @@ func main() {
 		}
 		if u.Status == "failed" {
 			os.Exit(1)
+		}
+		if os.Getenv("GREPCALL_WAIT") == "1" {
+			stdin.Close()
+			go io.Copy(io.Discard, r)
+			check(cmd.Wait())
 		}
 		return
 	}

@@ -130,6 +130,10 @@ func TestBinaryRewind(t *testing.T) {
 	if r := c.call("_session/rewind", map[string]any{"sessionId": sid, "beforeMessage": point}); r["rewound"] != true {
 		t.Fatalf("_session/rewind = %v", r)
 	}
+	// Answered once it is in the log (written and synced before the answer).
+	if b, err := os.ReadFile(filepath.Join(state, sid.(string)+".jsonl")); err != nil || !strings.Contains(string(b), `"type":"context/rewind"`) {
+		t.Errorf("the log does not hold the rewind when it is answered (%v)", err)
+	}
 	fileIs(t, filepath.Join(work, "a.txt"), "two\n") // the conversation only
 	c.call("session/close", map[string]any{"sessionId": sid})
 

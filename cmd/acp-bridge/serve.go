@@ -187,6 +187,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}()
 	fmt.Fprintf(stderr, "listening on %s://%s%s\n", scheme, ln.Addr(), remote.Path)
+	if b.cfg.stateDir == "" {
+		b.log.Warn("no state directory: a session ends with its connection and cannot be loaded on another")
+	}
 	b.log.Info("serving ACP", "addr", ln.Addr().String(), "tls", r.tls != nil, "token", r.token != "", "roots", []string(sc.roots), "version", b.opts.Version)
 	select {
 	case err := <-served:

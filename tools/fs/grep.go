@@ -226,8 +226,8 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 	}
 	// Short queues: what is queued is read even when the first matches
 	// already fill the result, and most searches stop early.
-	jobs := make(chan job, 4)
-	results := make(chan done, 4)
+	jobs := make(chan job, 2)
+	results := make(chan done, 2)
 	go func() {
 		defer close(jobs)
 		seq := 0
@@ -276,8 +276,11 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 				if ctx.Err() != nil {
 					continue // stopped: drain the queue without reading
 				}
-				files := make([]grepFile, 0, len(j.paths))
+				var files []grepFile
 				for _, p := range j.paths {
+					if ctx.Err() != nil {
+						break // stopped: the rest is not read
+					}
 					m, _ := s.file(p, w) // unreadable files are skipped
 					if len(m) > 0 {
 						files = append(files, grepFile{Path: p, Matches: m})
@@ -331,8 +334,10 @@ func relTo(root, abs string) string {
 	return rel
 }
 
-// grepBatch is how many files go to a worker at once.
-const grepBatch = 16
+// grepBatch is how many files go to a worker at once: enough that the
+// channel traffic is small next to the search, few enough that a search
+// that stops early (the first matches found) reads little past them.
+const grepBatch = 8
 
 // binaryHead is how much of a file's start is checked for a NUL byte.
 const binaryHead = 8192

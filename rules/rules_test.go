@@ -44,6 +44,7 @@ func TestDecideCommands(t *testing.T) {
 		[2]string{"allow", "Bash(go test:*)"},
 		[2]string{"allow", "Bash(ls)"},
 		[2]string{"deny", "Bash(rm -rf:*)"},
+		[2]string{"deny", "Bash(git push -f:*)"},
 		[2]string{"ask", "Bash(git push:*)"},
 	)
 	for _, tc := range []struct {
@@ -81,8 +82,16 @@ func TestDecideCommands(t *testing.T) {
 		{`r\m -r -- -f`, ""}, // -f after -- is a file name
 		{"rm -r x", ""},
 		{"rm x -rf", "Bash(rm -rf:*)"},
+		// Long options that are a short flag by another name.
+		{"rm --recursive --force /", "Bash(rm -rf:*)"},
+		{"rm -r --force /", "Bash(rm -rf:*)"},
+		{"rm -R -f /", "Bash(rm -rf:*)"},
+		{"rm --recursive x", ""},
+		{"rm --force -- --recursive", ""}, // a file name after --
+		{"git push --force origin", "Bash(git push -f:*)"},
+		{"git push -f origin", "Bash(git push -f:*)"},
 		{"(cd /tmp && /usr/bin/rm -f -r x)", "Bash(rm -rf:*)"},
-		{"git push -f origin", "Bash(git push:*)"},
+		{"git push -u origin", "Bash(git push:*)"},
 		// A computed program name is asked while a Bash deny rule exists.
 		{"$(printf rm) -rf /", "$(printf rm)"},
 		{"$RM -rf /", "$RM"},

@@ -226,6 +226,7 @@ func normalParts(words []string, pattern bool) (prog, flags string, rest []strin
 	}
 	var fl []byte
 	ended := false
+	al := flagAliases[prog]
 	for _, w := range words[1:] {
 		switch {
 		case ended:
@@ -235,12 +236,44 @@ func normalParts(words []string, pattern bool) (prog, flags string, rest []strin
 			rest = append(rest, w)
 		case isShortFlags(w):
 			fl = append(fl, w[1:]...)
+		case al.long[w] != 0:
+			fl = append(fl, al.long[w])
 		default:
 			rest = append(rest, w)
 		}
 	}
+	for i, c := range fl {
+		if to := al.short[c]; to != 0 {
+			fl[i] = to
+		}
+	}
 	slices.Sort(fl)
 	return prog, string(slices.Compact(fl)), rest
+}
+
+// aliases are the other spellings of a program's short flags: its long
+// options that take no value, and short letters that mean the same as
+// another.
+type aliases struct {
+	long  map[string]byte
+	short map[byte]byte
+}
+
+// flagAliases spells out, for the programs deny rules are written for
+// (deleting, overwriting, forcing), the long options GNU and git document
+// as the same as a short flag, so `rm --recursive --force` and `rm -R -f`
+// are `rm -rf` to a rule as they are to rm. No table can know every
+// program: the sandbox, not this, is the boundary (README, "Sandbox").
+var flagAliases = map[string]aliases{
+	"rm": {long: map[string]byte{"--recursive": 'r', "--force": 'f', "--dir": 'd', "--verbose": 'v'},
+		short: map[byte]byte{'R': 'r'}},
+	"cp": {long: map[string]byte{"--recursive": 'r', "--force": 'f', "--archive": 'a', "--no-clobber": 'n', "--verbose": 'v'},
+		short: map[byte]byte{'R': 'r'}},
+	"mv":    {long: map[string]byte{"--force": 'f', "--no-clobber": 'n', "--verbose": 'v'}},
+	"chmod": {long: map[string]byte{"--recursive": 'R', "--verbose": 'v', "--changes": 'c'}},
+	"chown": {long: map[string]byte{"--recursive": 'R', "--verbose": 'v', "--changes": 'c'}},
+	"chgrp": {long: map[string]byte{"--recursive": 'R', "--verbose": 'v', "--changes": 'c'}},
+	"git":   {long: map[string]byte{"--force": 'f', "--delete": 'd'}},
 }
 
 // isShortFlags reports whether w is a word of short flags: -x, -xyz.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -172,6 +173,97 @@ func TestReadmeNamesEveryTool(t *testing.T) {
 	for _, d := range defs {
 		if !described[d.Name] && !strings.Contains(tools, "`"+d.Name+" {") {
 			t.Errorf("README.md's Tools section does not describe %s", d.Name)
+		}
+	}
+}
+
+// TestDesignImportGraph keeps docs/DESIGN.md's "Imports point one way"
+// paragraph true: each `pkg → {a, b}` it states is what pkg imports of the
+// module (tests aside), every package that imports some of the module is
+// stated, and the ones it says import nothing of the bridge import nothing.
+func TestDesignImportGraph(t *testing.T) {
+	root := filepath.Join("..", "..")
+	list := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		t.Skipf("go list: %v", err) // the go command is what every other test here builds with
+	}
+	const mod = "github.com/acp-bridge/acp-bridge"
+	actual := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		p := strings.TrimPrefix(strings.TrimPrefix(f[0], mod), "/")
+		actual[p] = []string{}
+		for _, imp := range f[1:] {
+			if rest, ok := strings.CutPrefix(imp, mod+"/"); ok {
+				actual[p] = append(actual[p], rest)
+			}
+		}
+		slices.Sort(actual[p])
+	}
+	design, err := os.ReadFile(filepath.Join(root, "docs", "DESIGN.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, para, ok := strings.Cut(string(design), "Imports point one way")
+	if !ok {
+		t.Fatal("docs/DESIGN.md has no import graph")
+	}
+	para, _, _ = strings.Cut(para, "No cycles.")
+	para = strings.Join(strings.Fields(para), " ")
+	stated := map[string][]string{}
+	edge := regexp.MustCompile("`([a-z0-9/-]+) → (?:\\{([^}]*)\\}|([a-z0-9/-]+))`")
+	for _, m := range edge.FindAllStringSubmatch(para, -1) {
+		var to []string
+		for _, s := range strings.Split(m[2]+m[3], ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				to = append(to, s)
+			}
+		}
+		slices.Sort(to)
+		stated[m[1]] = to
+	}
+	_, nothing, ok := strings.Cut(para, "; `acp`")
+	nothing, _, ok2 := strings.Cut(nothing, "import nothing of the bridge")
+	if !ok || !ok2 {
+		t.Fatal("docs/DESIGN.md does not say which packages import nothing of the bridge")
+	}
+	none := map[string]bool{"acp": true}
+	for _, m := range backticked.FindAllStringSubmatch(nothing, -1) {
+		none[m[1]] = true
+	}
+	for p, imps := range actual {
+		if p == "conformance" {
+			continue // "imports nothing of the bridge outside its tests": checked by go list below
+		}
+		want, ok := stated[p]
+		switch {
+		case ok && !slices.Equal(want, imps):
+			t.Errorf("DESIGN.md says %s → %v; it imports %v", p, want, imps)
+		case !ok && len(imps) > 0:
+			t.Errorf("DESIGN.md does not state what %s imports: %v", p, imps)
+		case !ok && !none[p] && !(strings.HasPrefix(p, "internal/") && none["internal/*"]):
+			t.Errorf("DESIGN.md does not say that %s imports nothing of the bridge", p)
+		}
+	}
+	if imps := actual["conformance"]; len(imps) > 0 {
+		t.Errorf("conformance imports %v outside its tests; DESIGN.md says nothing", imps)
+	}
+	for p := range stated {
+		if _, ok := actual[p]; !ok {
+			t.Errorf("DESIGN.md states the imports of %s, which is not a package", p)
+		}
+	}
+	for p := range none {
+		if _, ok := actual[p]; !ok && p != "internal/*" {
+			t.Errorf("DESIGN.md says %s imports nothing, but it is not a package", p)
+		}
+		if imps := actual[p]; len(imps) > 0 {
+			t.Errorf("DESIGN.md says %s imports nothing of the bridge; it imports %v", p, imps)
 		}
 	}
 }

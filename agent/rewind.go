@@ -2,14 +2,13 @@ package agent
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/mapping"
 	"github.com/acp-bridge/acp-bridge/registry"
 	"github.com/acp-bridge/acp-bridge/session"
@@ -210,8 +209,7 @@ func fingerprinted(m session.UserMessage, fp string) bool {
 	return fingerprint(sent.String()) == fp || fingerprint(replayed.String()) == fp
 }
 
-// fingerprint is a text's messageFingerprint.
+// fingerprint is a text's messageFingerprint: diffs.Hash's hex SHA-256.
 func fingerprint(text string) string {
-	h := sha256.Sum256([]byte(text))
-	return "sha256:" + hex.EncodeToString(h[:])
+	return "sha256:" + diffs.Hash(text)
 }

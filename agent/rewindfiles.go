@@ -106,7 +106,7 @@ func changesAfter(evs []session.Event, before int64) (pending map[string][]fileC
 	}
 	for path, as := range actions {
 		for _, a := range as {
-			if a.change != nil && a.seq > before && !undone[a.seq] {
+			if a.change != nil && !undone[a.seq] { // every action is after before (from)
 				pending[path] = append(pending[path], *a.change)
 			}
 		}

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,6 +29,7 @@ func TestPlanFiles(t *testing.T) {
 	bash := session.Event{Seq: 13, Payload: session.ToolCall{CallID: "b", Name: "bash", Args: json.RawMessage(`{"command":"sed -i s/2/X/ f\nand more"}`)}}
 	tests := []struct {
 		name     string
+		before   int64 // the message rewound to; 0: prompt's
 		evs      []session.Event
 		disk     map[string]string
 		restore  map[string]string // path -> content ("<removed>")
@@ -65,7 +65,7 @@ func TestPlanFiles(t *testing.T) {
 		{name: "changes before the message stay",
 			evs:  []session.Event{changeEvent(5, "f", ptr("0\n"), "1\n"), prompt},
 			disk: map[string]string{"f": "1\n"}},
-		{name: "a second rewind reads what the first put back",
+		{name: "a second rewind reads what the first put back", before: 4,
 			evs: []session.Event{{Seq: 4, Payload: session.UserMessage{}}, changeEvent(5, "f", ptr("0\n"), "1\n"), prompt,
 				changeEvent(11, "f", ptr("1\n"), "2\n"),
 				{Seq: 20, Payload: session.FilesRestored{Before: 10, Restored: []session.FileRestored{{Path: "f", Hash: diffs.Hash("1\n"), Undid: []int64{11}}}}}},
@@ -78,9 +78,9 @@ func TestPlanFiles(t *testing.T) {
 				c, ok := tt.disk[path]
 				return c, ok, nil
 			}
-			before := prompt.Seq
-			if strings.HasPrefix(tt.name, "a second") {
-				before = 4
+			before := tt.before
+			if before == 0 {
+				before = prompt.Seq
 			}
 			plan := planFiles(tt.evs, before, read, func(name string) bool { return name == "bash" })
 			got := map[string]string{}

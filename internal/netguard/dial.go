@@ -157,16 +157,15 @@ func proxyAddr(u *url.URL) string {
 // Check resolves host and refuses it unless every address it has may be
 // reached on port (what a proxy will connect to, or an early answer).
 func (g *Guard) Check(ctx context.Context, host, port string) error {
-	open := g.open(host)
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
 		return &RefusedError{Host: host, Why: fmt.Sprintf("port %q is not a port number", port)}
 	}
-	if !open && !Port(uint16(p)) {
-		return portRefused(host, p)
-	}
-	if open {
+	if g.open(host) {
 		return nil
+	}
+	if !Port(uint16(p)) {
+		return portRefused(host, p)
 	}
 	addrs, err := g.resolve(ctx, host)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -27,11 +28,11 @@ type guard struct {
 
 func newGuard(o Options) (*guard, error) {
 	g := &guard{hosts: map[string]bool{}, origins: map[string]bool{}, loopbackOrigins: o.LoopbackOrigins}
-	for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
+	for _, h := range loopbackHosts {
 		g.hosts[h] = true
 	}
 	for _, h := range o.Hosts {
-		h = strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), "."))
+		h = normalHost(h)
 		if h == "" || strings.ContainsAny(h, "/:@ ") && net.ParseIP(h) == nil {
 			return nil, errors.New("remote: a host must be a name or an IP without a port, not " + h)
 		}
@@ -92,8 +93,17 @@ func (g *guard) hostAllowed(hostport string) bool {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
-	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	host = normalHost(host)
 	return host != "" && g.hosts[host]
+}
+
+// loopbackHosts are always allowed as Host and, with LoopbackOrigins, as
+// the host of an Origin.
+var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// normalHost is h without IPv6 brackets or a trailing dot, in lower case.
+func normalHost(h string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), "."))
 }
 
 func (g *guard) originAllowed(o string) bool {
@@ -108,11 +118,7 @@ func (g *guard) originAllowed(o string) bool {
 		return false
 	}
 	u, _ := url.Parse(n)
-	switch strings.ToLower(u.Hostname()) {
-	case "localhost", "127.0.0.1", "::1":
-		return true
-	}
-	return false
+	return slices.Contains(loopbackHosts, strings.ToLower(u.Hostname()))
 }
 
 // normalOrigin is o as scheme://host[:port] in lower case, if it is one.

@@ -190,7 +190,7 @@ func hasUnescaped(s, chars string) bool {
 func (c shellCommand) normalForms() []string {
 	out := make([]string, 0, len(c.words))
 	for i := range c.words {
-		if f := normalize(c.words[i:], false); f != "" {
+		if f := normalize(c.words[i:]); f != "" {
 			out = append(out, f)
 		}
 	}
@@ -201,8 +201,8 @@ func (c shellCommand) normalForms() []string {
 // by its base name (/bin/rm is rm), then every short-flag word before `--`
 // merged into one, its letters sorted and unique (-fr, -rf and -r -f are
 // all -fr), then the other words in order.
-func normalize(words []string, pattern bool) string {
-	prog, flags, rest := normalParts(words, pattern)
+func normalize(words []string) string {
+	prog, flags, rest := normalParts(words, false)
 	if prog == "" {
 		return ""
 	}

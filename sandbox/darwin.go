@@ -30,11 +30,7 @@ func wrap(cmd *exec.Cmd, p *Policy) error {
 	for i, v := range params {
 		args = append(args, fmt.Sprintf("-DP%d=%s", i, v))
 	}
-	path := cmd.Path
-	argv := append([]string(nil), cmd.Args...)
-	if len(argv) == 0 {
-		argv = []string{path}
-	}
+	path, argv := target(cmd)
 	// sandbox-exec takes the program by path and keeps argv[1:].
 	cmd.Path = sandboxExec
 	cmd.Args = append(append(args, "--", path), argv[1:]...)

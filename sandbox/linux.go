@@ -46,11 +46,7 @@ func wrap(cmd *exec.Cmd, p *Policy) error {
 	if !HasHelper {
 		return fmt.Errorf("%w: this program has no sandbox helper mode", ErrUnavailable)
 	}
-	path := cmd.Path
-	argv := append([]string(nil), cmd.Args...)
-	if len(argv) == 0 {
-		argv = []string{path}
-	}
+	path, argv := target(cmd)
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = append([]string{"acp-bridge"}, HelperArgs(p, path, argv)...)
 	return nil

@@ -167,6 +167,16 @@ func Wrap(cmd *exec.Cmd, p *Policy) error {
 	return wrap(cmd, p)
 }
 
+// target is the program cmd runs and its argv (the program alone when
+// cmd.Args is empty, as exec.Cmd takes it): what wrap hands to the helper
+// or sandbox-exec. Both build new slices from argv, so it is not copied.
+func target(cmd *exec.Cmd) (path string, argv []string) {
+	if len(cmd.Args) == 0 {
+		return cmd.Path, []string{cmd.Path}
+	}
+	return cmd.Path, cmd.Args
+}
+
 // HelperArgs is the helper mode's arguments for p and a command (its
 // resolved path, then its argv): what Wrap starts on Linux.
 func HelperArgs(p *Policy, path string, argv []string) []string {

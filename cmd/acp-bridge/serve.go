@@ -224,7 +224,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func remoteOptions(sc *serveConfig, r *resolved, opts agent.Options) remote.Options {
 	opts.TerminalLogin, opts.Logout, opts.Routes = nil, nil, nil
 	hosts := append([]string(nil), sc.hosts...)
-	if r.host != "" && !net.ParseIP(strings.Trim(r.host, "[]")).IsUnspecified() {
+	if r.host != "" && !net.ParseIP(r.host).IsUnspecified() {
 		hosts = append(hosts, r.host)
 	} else {
 		// Every interface: the names this machine has, and its addresses.

@@ -11,7 +11,7 @@ import (
 )
 
 // openUnnamed opens a new unnamed file in dir (O_TMPFILE). A variable: the
-// fault-injection build (faults.go) makes it refuse, as some file systems
+// fault-injection build (faults_linux.go) makes it refuse, as some file systems
 // do.
 var openUnnamed = func(dir string) (int, error) {
 	return unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)

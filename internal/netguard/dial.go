@@ -157,16 +157,15 @@ func proxyAddr(u *url.URL) string {
 // Check resolves host and refuses it unless every address it has may be
 // reached on port (what a proxy will connect to, or an early answer).
 func (g *Guard) Check(ctx context.Context, host, port string) error {
-	open := g.open(host)
-	p, err := strconv.ParseUint(port, 10, 16)
+	p, err := parsePort(host, port)
 	if err != nil {
-		return &RefusedError{Host: host, Why: fmt.Sprintf("port %q is not a port number", port)}
+		return err
 	}
-	if !open && !Port(uint16(p)) {
-		return portRefused(host, p)
-	}
-	if open {
+	if g.open(host) {
 		return nil
+	}
+	if !Port(uint16(p)) {
+		return portRefused(host, p)
 	}
 	addrs, err := g.resolve(ctx, host)
 	if err != nil {
@@ -178,6 +177,15 @@ func (g *Guard) Check(ctx context.Context, host, port string) error {
 		}
 	}
 	return nil
+}
+
+// parsePort reads a port number, refusing what is not one.
+func parsePort(host, port string) (uint64, error) {
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return 0, &RefusedError{Host: host, Why: fmt.Sprintf("port %q is not a port number", port)}
+	}
+	return p, nil
 }
 
 func portRefused(host string, p uint64) error {
@@ -201,9 +209,9 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	if err != nil {
 		return nil, err
 	}
-	p, err := strconv.ParseUint(port, 10, 16)
+	p, err := parsePort(host, port)
 	if err != nil {
-		return nil, &RefusedError{Host: host, Why: fmt.Sprintf("port %q is not a port number", port)}
+		return nil, err
 	}
 	open := g.open(host)
 	if !open && !Port(uint16(p)) {

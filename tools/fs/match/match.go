@@ -209,10 +209,7 @@ func find(path, content, old, new string, all bool, at int) (Result, error) {
 		if !ok {
 			continue
 		}
-		at := at
-		if rep == LineNumbers && at == 0 {
-			at = firstNumber(old) // the line read showed it at
-		}
+		at := repairedAt(rep, old, at)
 		if rep != NoRepair {
 			if r, ok, err := exact(path, content, o, n, all, at, rep); ok || err != nil {
 				r.Repair = rep
@@ -259,10 +256,7 @@ func find(path, content, old, new string, all bool, at int) (Result, error) {
 		if !ok {
 			continue
 		}
-		at := at
-		if rep == LineNumbers && at == 0 {
-			at = firstNumber(old)
-		}
+		at := repairedAt(rep, old, at)
 		r, a, err := f.blockAnchor(path, o, n, rep, at)
 		if err != nil || r.Edits != nil {
 			return r, err
@@ -272,6 +266,16 @@ func find(path, content, old, new string, all bool, at int) (Result, error) {
 		}
 	}
 	return Result{}, notFound(path, f, old, near)
+}
+
+// repairedAt is the line old starts at for a try under rep: the model's,
+// else, when rep strips read's line-number prefixes, the line read showed
+// old's first line at.
+func repairedAt(rep Repair, old string, at int) int {
+	if rep == LineNumbers && at == 0 {
+		return firstNumber(old)
+	}
+	return at
 }
 
 // pick is the index of the match (by its 0-based first line) that starts

@@ -116,18 +116,21 @@ type SessionRewinder interface {
 // AIR reports whether the client declared the JetBrains AIR extensions
 // (clientCapabilities._meta.jetbrains.air with a version of 1 or more).
 func (c ClientCapabilities) AIR() bool {
-	jb, _ := c.Meta["jetbrains"].(map[string]any)
-	air, _ := jb["air"].(map[string]any)
-	v, _ := air["version"].(float64)
+	v, _ := airMeta(c.Meta)["version"].(float64)
 	return v >= 1
+}
+
+// airMeta is m's _meta.jetbrains.air object, nil when it has none.
+func airMeta(m Meta) map[string]any {
+	jb, _ := m["jetbrains"].(map[string]any)
+	air, _ := jb["air"].(map[string]any)
+	return air
 }
 
 // ForkPoint is session/fork's _meta.jetbrains.air.fork: the fork keeps the
 // history up to and including the message named (nil: no such _meta).
 func ForkPoint(m Meta) (*HistoryPoint, error) {
-	jb, _ := m["jetbrains"].(map[string]any)
-	air, _ := jb["air"].(map[string]any)
-	f, ok := air["fork"].(map[string]any)
+	f, ok := airMeta(m)["fork"].(map[string]any)
 	if !ok {
 		return nil, nil
 	}

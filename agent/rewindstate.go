@@ -17,7 +17,6 @@ type promptMark struct {
 	seq     int64
 	msg     session.UserMessage
 	history []model.Message
-	gen     uint64
 	// entered: the message entered the model's context (user/context);
 	// a slash command's did not.
 	entered bool
@@ -45,7 +44,7 @@ func (st *state) rewind(p session.Rewind) {
 		if p.Until > 0 && m.seq >= p.Until {
 			// Logged before the rewind but after what it took back (the
 			// slash command that asked): it stays, in the context as it is now.
-			m.history, m.gen = st.history, st.histGen
+			m.history = st.history
 			kept = append(kept, m)
 		}
 	}

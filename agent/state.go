@@ -86,7 +86,7 @@ func (st *state) apply(ev session.Event) {
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
 		st.prompt = &model.Message{Role: model.RoleUser, Content: p.Text, Images: promptImages(p)}
-		st.prompts = append(st.prompts, promptMark{seq: ev.Seq, msg: p, history: st.history, gen: st.histGen})
+		st.prompts = append(st.prompts, promptMark{seq: ev.Seq, msg: p, history: st.history})
 	case session.Rewind:
 		st.rewind(p)
 	case session.UserContext:

@@ -22,11 +22,10 @@ func start(cmd *exec.Cmd) (*Group, error) {
 	cmd.SysProcAttr = sysProcAttr()
 	token := newToken()
 	cmd.Env = withMarker(cmd.Env, token)
-	if err := cmd.Start(); err != nil {
+	if err := startLeader(cmd); err != nil {
 		return nil, err
 	}
 	pid := cmd.Process.Pid
-	leaderStarted(pid)
 	// The leader is not reaped before Start returns (its caller waits), so
 	// its start time is there to read.
 	g := &Group{pid: pid, sysGroup: sysGroup{pgid: pid, token: token, since: startOf(pid)}}

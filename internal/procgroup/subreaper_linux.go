@@ -3,6 +3,7 @@ package procgroup
 import (
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -24,13 +25,22 @@ var adoption struct {
 	adopted map[int]bool // orphans of our groups that became our children
 }
 
-func leaderStarted(pid int) {
+// startLeader starts cmd, the first process of a group, and lists it as a
+// leader before any look for orphans can see it: the lock is held from
+// before the fork, so a SIGCHLD that comes in between (another command's
+// exit) cannot take the new child, ours and marked, for an adopted orphan
+// and reap it, stealing the exit status its Cmd waits for.
+func startLeader(cmd *exec.Cmd) error {
 	adoption.mu.Lock()
+	defer adoption.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
 	if adoption.leaders == nil {
 		adoption.leaders = map[int]bool{}
 	}
-	adoption.leaders[pid] = true
-	adoption.mu.Unlock()
+	adoption.leaders[cmd.Process.Pid] = true
+	return nil
 }
 
 func leaderGone(pid int) {

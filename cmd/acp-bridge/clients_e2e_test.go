@@ -246,7 +246,7 @@ func TestBinaryQuietStderrForToldFailures(t *testing.T) {
 	if !strings.Contains(told.String(), "retrying") {
 		t.Errorf("the retry was not shown: %q", told.String())
 	}
-	if s := c.stderr(); s != "" {
+	if s := withoutOffNote(c.stderr()); s != "" {
 		t.Errorf("stderr at the default level, shown by acp.el as errors:\n%s", s)
 	}
 }

@@ -255,8 +255,8 @@ func startBinaryPipes(t *testing.T, env []string, args ...string) (io.WriteClose
 	t.Helper()
 	cmd := exec.Command(bridgeBinary(t), args...)
 	home := t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home,
-		"ACP_BRIDGE_SANDBOX=" + os.Getenv("ACP_BRIDGE_SANDBOX")}, env...)
+	cmd.Env = append(append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home},
+		sandboxEnv()...), env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	stderr := &lockedBuffer{}

@@ -182,7 +182,7 @@ func TestBinaryTokenLimitThenInBandError(t *testing.T) {
 				if thought.String() != tc.thought {
 					t.Errorf("thoughts %q, want %q", thought.String(), tc.thought)
 				}
-				text := c.agentText()
+				text := withoutOffNote(c.agentText())
 				if !strings.HasPrefix(text, tc.text) {
 					t.Errorf("the thread %q does not start with the answer %q", text, tc.text)
 				}

@@ -55,7 +55,7 @@ func runCLI(t *testing.T, home, stdin string, env []string, args ...string) (std
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append([]string{"ACP_BRIDGE_AS_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home,
-		"XDG_STATE_HOME=" + home, "TMPDIR=" + os.TempDir()}, env...)
+		"XDG_STATE_HOME=" + home, "TMPDIR=" + os.TempDir()}, append(sandboxEnv(), env...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -158,7 +158,7 @@ func converse(t *testing.T, home string, env []string, in, prompt string, args .
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append([]string{"ACP_BRIDGE_AS_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home,
-		"XDG_STATE_HOME=" + home}, env...)
+		"XDG_STATE_HOME=" + home}, append(sandboxEnv(), env...)...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
@@ -233,7 +233,7 @@ func TestProviderURL(t *testing.T) {
 func TestRegistryAuthCheck(t *testing.T) {
 	cmd := exec.Command(os.Args[0])
 	home := t.TempDir()
-	cmd.Env = []string{"ACP_BRIDGE_AS_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=dumb"}
+	cmd.Env = append([]string{"ACP_BRIDGE_AS_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=dumb"}, sandboxEnv()...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

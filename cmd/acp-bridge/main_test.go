@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,7 @@ func TestMain(m *testing.M) {
 		// sandbox's own tests skip, saying why).
 		fmt.Fprintf(os.Stderr, "no sandbox on this machine (%s): the tests run the bridge with ACP_BRIDGE_SANDBOX=off\n", s.Reason)
 		os.Setenv("ACP_BRIDGE_SANDBOX", "off")
+		offForKernel = true
 	}
 	staletmp.Sweep(os.TempDir(), time.Now(), "acp-bridge-e2e-*", "acp-bridge-startup-*")
 	code := m.Run()
@@ -49,6 +51,42 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(startupDir)
 	}
 	os.Exit(code)
+}
+
+// offForKernel: TestMain chose sandbox off because this kernel cannot
+// confine commands; every bridge the tests start then says so once.
+var offForKernel bool
+
+// withoutOffNote is s without what a bridge says once when its sandbox is
+// off (the start line on stderr, cmd/acp-bridge/sandbox.go, and its log
+// record; the thread's notice, agent/sandbox.go), where TestMain chose off
+// for this kernel: the tests of quiet output and of a thread's exact text
+// are not about the sandbox. Elsewhere s is as it is.
+func withoutOffNote(s string) string {
+	if !offForKernel {
+		return s
+	}
+	s = offNotice.ReplaceAllString(s, "")
+	var keep []string
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if !strings.Contains(l, "sandbox off: the commands the agent runs are not confined") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "")
+}
+
+// offNotice is the thread's notice, as agent text (a client without
+// notices), with the blank lines around it.
+var offNotice = regexp.MustCompile(`\n*\*Commands are not sandboxed\.[^*]*\*\n*`)
+
+// sandboxEnv is what a bridge these tests start in an environment of its
+// own must still be told about the sandbox: the mode TestMain chose where
+// the kernel cannot confine, and the simulation of such a kernel
+// (ACP_BRIDGE_SANDBOX_PROBE=none, sandbox.go), so a run that simulates it
+// simulates it in every bridge it starts.
+func sandboxEnv() []string {
+	return []string{"ACP_BRIDGE_SANDBOX=" + os.Getenv("ACP_BRIDGE_SANDBOX"), probeEnv + "=" + os.Getenv(probeEnv)}
 }
 
 // bridge starts the program as a child process speaking on its stdio.

@@ -480,7 +480,7 @@ func TestBinaryDoctorValidatesRulesAndHooks(t *testing.T) {
 		}
 		cmd := exec.Command(bridgeBinary(t), "doctor", "--base-url", "http://127.0.0.1:1/v1", "--model", "m1")
 		cmd.Dir = work
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home}
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home}, sandboxEnv()...)
 		out, _ := cmd.CombinedOutput()
 		return string(out)
 	}

@@ -50,7 +50,7 @@ func TestBinaryOnATerminal(t *testing.T) {
 	master, tty := openPTY(t)
 	cmd := exec.Command(bridgeBinary(t), "--state-dir", "", "--log-level", "error")
 	home := t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home}, sandboxEnv()...)
 	cmd.Stdin = tty
 	stdout, _ := cmd.StdoutPipe()
 	stderr := &syncBuffer{}

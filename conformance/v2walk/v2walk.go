@@ -417,10 +417,11 @@ func (c *client) permissions() []map[string]any {
 }
 
 // bookkeeping is the session's own news (commands, usage, title,
-// options), which may come between a turn's updates.
+// options, and notices: a retry, an MCP server, a sandbox the user turned
+// off), which may come between a turn's updates.
 func bookkeeping(u map[string]any) bool {
 	switch u["sessionUpdate"] {
-	case "available_commands_update", "usage_update", "session_info_update", "config_option_update":
+	case "available_commands_update", "usage_update", "session_info_update", "config_option_update", "notice":
 		return true
 	}
 	return false

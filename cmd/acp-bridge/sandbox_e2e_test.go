@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -369,4 +370,91 @@ func TestBinarySandboxEscalationAlways(t *testing.T) {
 	if b, _ := os.ReadFile(out); string(b) != "x\nx\n" {
 		t.Errorf("the file: %q", b)
 	}
+}
+
+// A background job the sandbox refused cannot be asked about when it
+// ends (its call was answered when it started): its end says what was
+// refused and what to do. Run in the foreground, the same command is
+// offered the run outside the sandbox; after "always" it runs outside in
+// the background too.
+func TestBinarySandboxBackgroundRefusal(t *testing.T) {
+	needSandbox(t)
+	work, outside, state := t.TempDir(), t.TempDir(), t.TempDir()
+	out := filepath.Join(outside, "escaped")
+	line := "echo x >> " + out
+	bg := [2]string{"bash", fmt.Sprintf(`{"command":%q,"run_in_background":true}`, line)}
+	fg := [2]string{"bash", fmt.Sprintf(`{"command":%q}`, line)}
+	// afterJobEnds answers once the session's log holds n job ends: the
+	// job has ended, and job_output reads how.
+	afterJobEnds := func(n int, job string) func(http.ResponseWriter, map[string]any) {
+		return func(w http.ResponseWriter, body map[string]any) {
+			for deadline := time.Now().Add(30 * time.Second); jobEnds(state) < n; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Errorf("%s never ended", job)
+					break
+				}
+			}
+			toolCalls([2]string{"job_output", fmt.Sprintf(`{"job":%q}`, job)})(w, body)
+		}
+	}
+	m := &oaiMock{t: t}
+	m.steps = append(m.steps,
+		toolCalls(bg), afterJobEnds(1, "job-1"), answerText("refused"),
+		toolCalls(fg), answerText("ran outside"),
+		toolCalls(bg), afterJobEnds(2, "job-2"), answerText("ran outside again"))
+	c := policyBridge(t, m, t.TempDir(), "sandbox:\n  escalate: true\n", "--permission-mode", "bypass", "--state-dir", state)
+	asked := 0
+	c.answer = func(p map[string]any) string {
+		asked++
+		return "outside-always"
+	}
+	sid := c.newSession(work)
+	c.prompt(sid, "in the background")
+	got := lastToolMessage(m.reqs[2])
+	for _, want := range []string{"job-1 ended: exit code 1", "refused by the sandbox (sandbox workspace-write", out + ": Permission denied",
+		"run the command again without run_in_background"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("job_output of the refused job does not say %q: %q", want, got)
+		}
+	}
+	absent(t, out)
+	if asked != 0 {
+		t.Errorf("asked %d times about a job that had ended", asked)
+	}
+	c.prompt(sid, "in the foreground")
+	if asked != 1 {
+		t.Errorf("the foreground run was asked about %d times, want once", asked)
+	}
+	c.prompt(sid, "in the background again")
+	if got := lastToolMessage(m.reqs[len(m.reqs)-1]); !strings.Contains(got, "job-2 ended: exit code 0") {
+		t.Errorf("after \"always\", the job: %q", got)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "x\nx\n" {
+		t.Errorf("the file: %q, want the foreground's line and the job's", b)
+	}
+	if asked != 1 {
+		t.Errorf("asked %d times in all, want once", asked)
+	}
+}
+
+// lastToolMessage is the last tool result a model request holds.
+func lastToolMessage(req map[string]any) string {
+	msgs := req["messages"].([]any)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msg := msgs[i].(map[string]any); msg["role"] == "tool" {
+			return fmt.Sprint(msg["content"])
+		}
+	}
+	return ""
+}
+
+// jobEnds counts the job ends the session logs in dir hold.
+func jobEnds(dir string) int {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	n := 0
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		n += strings.Count(string(b), `"type":"job/end"`)
+	}
+	return n
 }

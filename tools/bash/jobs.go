@@ -15,6 +15,13 @@ import (
 	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
+// jobRefusalAdvice is what to do about a background job the sandbox
+// refused. Nobody can be asked when it ends (the call that started it was
+// answered long before), so the run outside the sandbox is offered to the
+// command run in the foreground (agent/sandbox.go); an "always" answer
+// there lets the same command run outside in the background too.
+const jobRefusalAdvice = "A background job cannot be offered a run outside the sandbox: run the command again without run_in_background to be offered one; after an \"always\" answer it runs outside the sandbox in the background too."
+
 // startJob runs a command in the background: its own group as any command
 // (procgroup: it dies with the bridge however the bridge dies), its output
 // kept by the session's job table, which stops it when asked or when the
@@ -99,7 +106,7 @@ func startJob(ctx context.Context, c *registry.Call, in Args, cwd string, o Opti
 		if sig == "" && code != nil {
 			status = fmt.Sprintf("exit code %d", *code)
 			if line, ok := sandbox.Refusal(pol, cwd, *code, job.Tail(o.TailBytes)); ok {
-				status += " " + refusalNote(pol, line)
+				status += " " + refusalNote(pol, line) + " " + jobRefusalAdvice
 			}
 		}
 		m, _ := json.Marshal(meta{Cwd: cwd, ExitCode: code, Signal: sig, DurationMs: time.Since(started).Milliseconds(),

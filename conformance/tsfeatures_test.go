@@ -216,6 +216,7 @@ func (s *tsOut) updates(sid string, from int) []map[string]any {
 // message where it joined.
 func TestTypeScriptSteering(t *testing.T) {
 	f := newTSFeatures(t)
+	needConfinement(t, f.bin)
 	const prompt, steer = "list the files (steering)", "STEERED: count them too"
 	model := &featureModel{t: t, answer: func(m *featureModel, _ *http.Request, body map[string]any) string {
 		role, content := lastMessage(body)

@@ -31,6 +31,7 @@ type tsV2Seen struct {
 // cannot be installed.
 func TestTypeScriptV2Client(t *testing.T) {
 	c := newTSClient(t)
+	needConfinement(t, c.bin)
 	schema := c.sdkSchema("v2/schema.unstable.json")
 	work, state := t.TempDir(), t.TempDir()
 	model := filepath.Join(t.TempDir(), "model.json")

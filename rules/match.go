@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -91,7 +92,7 @@ const computedKind = "computed"
 func (s Set) Decide(t Target) (r Rule, ok bool) {
 	var cmds, norms []string // the commands a deny or ask rule looks at, cut once
 	var computed string
-	if t.Command != "" && strings.EqualFold(t.Tool, "bash") && s.speaksOfCommands() {
+	if t.Command != "" && strings.EqualFold(t.Tool, "bash") && s.hasCommandRule(Deny, Ask) {
 		cmds = anyCommands(t.Command)
 		parsed, ok := parseLine(t.Command)
 		if !ok {
@@ -110,27 +111,19 @@ func (s Set) Decide(t Target) (r Rule, ok bool) {
 				return r, true
 			}
 		}
-		if e == Deny && computed != "" && s.deniesCommands() {
+		if e == Deny && computed != "" && s.hasCommandRule(Deny) {
 			return Rule{Effect: Ask, Text: computed, Source: Source{Kind: computedKind}}, true
 		}
 	}
 	return s.allowed(t)
 }
 
-// speaksOfCommands reports whether a deny or ask rule is about bash.
-func (s Set) speaksOfCommands() bool {
+// hasCommandRule reports whether a rule of one of the effects is about
+// bash: a deny or ask rule makes Decide read the line's commands, a deny
+// rule makes it ask about a computed program name.
+func (s Set) hasCommandRule(effects ...Effect) bool {
 	for _, r := range s {
-		if r.Effect != Allow && r.tool == "bash" {
-			return true
-		}
-	}
-	return false
-}
-
-// deniesCommands reports whether a deny rule is about bash.
-func (s Set) deniesCommands() bool {
-	for _, r := range s {
-		if r.Effect == Deny && r.tool == "bash" {
+		if r.tool == "bash" && slices.Contains(effects, r.Effect) {
 			return true
 		}
 	}

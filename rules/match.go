@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Target is what rules look at in one call.
@@ -92,10 +95,15 @@ const computedKind = "computed"
 func (s Set) Decide(t Target) (r Rule, ok bool) {
 	var cmds, norms []string // the commands a deny or ask rule looks at, cut once
 	var computed string
+	// The line as bash reads it, read once for the deny, ask and allow rules.
+	read := sync.OnceValues(func() (*syntax.File, bool) { return readLine(t.Command) })
 	if t.Command != "" && strings.EqualFold(t.Tool, "bash") && s.hasCommandRule(Deny, Ask) {
 		cmds = anyCommands(t.Command)
-		parsed, ok := parseLine(t.Command)
-		if !ok {
+		f, ok := read()
+		var parsed []shellCommand
+		if ok {
+			parsed = shellCommands(f)
+		} else {
 			computed = t.Command
 		}
 		for _, c := range parsed {
@@ -115,7 +123,7 @@ func (s Set) Decide(t Target) (r Rule, ok bool) {
 			return Rule{Effect: Ask, Text: computed, Source: Source{Kind: computedKind}}, true
 		}
 	}
-	return s.allowed(t)
+	return s.allowed(t, read)
 }
 
 // hasCommandRule reports whether a rule of one of the effects is about
@@ -147,9 +155,13 @@ func (r Rule) matchesNormal(norms []string) bool {
 // allowed finds the allow rule for t. A command line is allowed only when
 // it is plain commands joined by ;, &&, || or | and each is allowed by some
 // rule: allowing `go test` never allows `go test && rm -rf ~`.
-func (s Set) allowed(t Target) (Rule, bool) {
+func (s Set) allowed(t Target, read func() (*syntax.File, bool)) (Rule, bool) {
 	if t.Tool == "bash" && t.Command != "" {
-		cmds, ok := PlainCommands(t.Command)
+		f, ok := read()
+		var cmds []string
+		if ok {
+			cmds, ok = plainCommands(f, t.Command)
+		}
 		if !ok {
 			// A substitution, redirection or background job: an allow
 			// rule that names the whole tool still covers it.

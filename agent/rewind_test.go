@@ -325,3 +325,39 @@ func TestRewindUndoesProgramsAndSubagents(t *testing.T) {
 		}
 	}
 }
+
+// pointAt is how both rewinds (before a prompt; v2's to a message, and a
+// fork at one) find the message a client names: the cases are the ways a
+// point can name one, and the ones that name none.
+func TestPointAt(t *testing.T) {
+	user := func(text string) *session.UserMessage { return &session.UserMessage{Text: text} }
+	msgs := []sentMessage{
+		{id: "u1", user: user("same")},
+		{id: "a1"},
+		{id: "u2", user: user("other")},
+		{id: "u3", user: user("same")},
+		{id: "a3"},
+	}
+	tests := []struct {
+		name  string
+		point acp.HistoryPoint
+		want  int
+	}{
+		{"by id", acp.HistoryPoint{MessageID: "u2"}, 2},
+		{"an agent's message by id", acp.HistoryPoint{MessageID: "a3"}, 4},
+		{"a segment of a message", acp.HistoryPoint{MessageID: "a1:segment:3"}, 1},
+		{"the id wins over the fingerprint", acp.HistoryPoint{MessageID: "u2", Fingerprint: fingerprint("same")}, 2},
+		{"by fingerprint, the first", acp.HistoryPoint{MessageID: "gone", Fingerprint: fingerprint("same")}, 0},
+		{"by fingerprint, the second", acp.HistoryPoint{MessageID: "gone", Fingerprint: fingerprint("same"), Occurrence: 2}, 3},
+		{"by fingerprint, no third", acp.HistoryPoint{Fingerprint: fingerprint("same"), Occurrence: 3}, -1},
+		{"an unknown id", acp.HistoryPoint{MessageID: "gone"}, -1},
+		{"no id", acp.HistoryPoint{}, -1},
+		{"only a segment suffix", acp.HistoryPoint{MessageID: ":segment:1"}, -1},
+		{"a fingerprint nothing has", acp.HistoryPoint{Fingerprint: fingerprint("none")}, -1},
+	}
+	for _, tt := range tests {
+		if got := pointAt(msgs, &tt.point, sentMessage.messageID, sentMessage.userMessage); got != tt.want {
+			t.Errorf("%s: pointAt = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
@@ -88,7 +89,7 @@ func runRead(ctx context.Context, c *registry.Call, in readArgs) (string, error)
 	// The whole file was read, whatever part was shown: that is the version
 	// a later edit is checked against.
 	if t := tracker(c); t != nil {
-		t.MarkRead(path, string(data))
+		t.MarkRead(path, diffs.Hash(string(data)))
 	}
 	return out, nil
 }

@@ -215,7 +215,7 @@ func sessionParam(params json.RawMessage) string {
 // Errors of an inbound message, which the transports turn into statuses.
 var (
 	errBadJSON         = errors.New("the body is not a JSON-RPC message")
-	errBatch           = errors.New("JSON-RPC batches are not supported")
+	errBatch           = errors.New("JSON-RPC batches are not supported: send one message per request (or per WebSocket frame)")
 	errNotInitialize   = errors.New("the first message must be initialize")
 	errSessionMismatch = errors.New("the Acp-Session-Id header and params.sessionId differ")
 	errNoSession       = errors.New("a session-scoped request needs the Acp-Session-Id header")

@@ -176,12 +176,23 @@ func checkURL(u *url.URL) error {
 		return refused("%s has credentials in it (user:password@): web_fetch does not send credentials", u.Redacted())
 	case u.Host == "" || rules.Domain(u.String()) == "":
 		return refused("%q names no host web_fetch can reach", u.String())
+	case hostRefusal(u) != "":
+		return refused("%s: the host %q is %s", shorten(u.String(), 200), u.Hostname(), hostRefusal(u))
 	case len(u.String()) > fetchMaxURL:
 		return refused("the URL is longer than %d characters", fetchMaxURL)
 	case u.Port() != "" && !validPort(u.Port()):
 		return refused("%q is not a port", u.Port())
 	}
 	return nil
+}
+
+// hostRefusal is netguard.HostRefusal of u's host as written and as the
+// transport will ask for it (IDNA maps fullwidth digits to ASCII ones).
+func hostRefusal(u *url.URL) string {
+	if why := netguard.HostRefusal(u.Hostname()); why != "" {
+		return why
+	}
+	return netguard.HostRefusal(rules.Domain(u.String()))
 }
 
 func validPort(p string) bool {

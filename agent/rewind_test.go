@@ -361,3 +361,26 @@ func TestPointAt(t *testing.T) {
 		}
 	}
 }
+
+// relOne names a file in /rewind's report relative to the session's cwd
+// when it is inside it: a name that only starts with two dots is inside.
+func TestRelOne(t *testing.T) {
+	cwd := filepath.Join(t.TempDir(), "work")
+	r := &rewinder{cwd: cwd}
+	outside := filepath.Join(filepath.Dir(cwd), "other", "f.go")
+	tests := []struct{ path, want string }{
+		{filepath.Join(cwd, "a", "b.go"), filepath.Join("a", "b.go")},
+		{filepath.Join(cwd, "..foo"), "..foo"},
+		{filepath.Join(cwd, "..foo", "..bar"), filepath.Join("..foo", "..bar")},
+		{filepath.Join(cwd, "...", "x"), filepath.Join("...", "x")},
+		{cwd, "."},
+		{outside, outside},
+		{filepath.Dir(cwd), filepath.Dir(cwd)},
+		{filepath.Join(filepath.Dir(cwd), "..foo"), filepath.Join(filepath.Dir(cwd), "..foo")},
+	}
+	for _, tt := range tests {
+		if got := r.relOne(tt.path); got != tt.want {
+			t.Errorf("relOne(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}

@@ -21,7 +21,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -230,10 +232,7 @@ func (s *Server) forget(c *conn) {
 
 func (s *Server) each(f func(*conn)) {
 	s.mu.Lock()
-	cs := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		cs = append(cs, c)
-	}
+	cs := slices.Collect(maps.Values(s.conns))
 	s.mu.Unlock()
 	for _, c := range cs {
 		f(c)

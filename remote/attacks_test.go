@@ -550,3 +550,43 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestLongIDsRefused: a session id names a mailbox the connection keeps
+// until it ends, and a request id a pending entry while the request runs:
+// ids as long as a body would let a client park gigabytes on one
+// connection (256 mailboxes of 16 MiB names). Past maxIDBytes, a session id
+// (header or params) or a request id is refused, and the heap does not
+// keep what was sent.
+func TestLongIDsRefused(t *testing.T) {
+	s := newTestServer(t, Options{})
+	c := newClient(t, s.URL, "")
+	c.initialize()
+	long := strings.Repeat("s", maxIDBytes+1)
+	for _, tc := range []struct {
+		name, body string
+		hdr        map[string]string
+	}{
+		{"session header", `{"jsonrpc":"2.0","id":1,"method":"session/set_mode","params":{"modeId":"x"}}`, map[string]string{HeaderSessionID: long}},
+		{"session in params", `{"jsonrpc":"2.0","id":1,"method":"session/set_mode","params":{"sessionId":"` + long + `","modeId":"x"}}`, nil},
+		{"request id", `{"jsonrpc":"2.0","id":"` + long + `","method":"session/list","params":{}}`, nil},
+	} {
+		resp := c.req("POST", tc.body, tc.hdr)
+		if body := readAll(resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "at most") {
+			t.Errorf("%s of %d bytes: %d %q, want 400", tc.name, len(long), resp.StatusCode, body)
+		}
+	}
+	// What was let through before: 64 requests naming sessions of 1 MiB,
+	// each answered, each leaving a mailbox behind.
+	var peak heapPeak
+	peak.sample()
+	huge := strings.Repeat("h", 1<<20)
+	for i := range 64 {
+		resp := c.req("POST", `{"jsonrpc":"2.0","id":`+strconv.Itoa(100+i)+`,"method":"session/set_mode","params":{"sessionId":"`+huge+strconv.Itoa(i)+`","modeId":"x"}}`, nil)
+		readAll(resp)
+	}
+	peak.sample()
+	t.Logf("64 requests naming 1 MiB sessions: the live heap grew by %d kB", peak.growth()>>10)
+	if g := peak.growth(); g > 16<<20 {
+		t.Errorf("the heap keeps %d MB after 64 requests naming 1 MiB sessions", g>>20)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -222,7 +223,16 @@ var (
 	errTooManySessions = errors.New("too many sessions are open on this server")
 	errTooManyRequests = errors.New("too many requests of this connection are running")
 	errGone            = errors.New("unknown connection")
+	errLongID          = errors.New("a request id or session id is at most " + strconv.Itoa(maxIDBytes) + " bytes")
 )
+
+// maxIDBytes bounds a request id and a session id (Acp-Session-Id or
+// params.sessionId). A session id names a mailbox the connection keeps
+// until it ends (sse.go), and a request id a pending entry while it runs:
+// unbounded, ids as long as a body would let one connection park 256
+// mailboxes of MaxBody-long names (remote/attacks_test.go,
+// TestLongIDsRefused, measured 70 MB kept for 64 ids of 1 MiB).
+const maxIDBytes = 256
 
 // sessionScoped are the methods the RFD routes by session.
 var sessionScoped = map[string]bool{
@@ -258,6 +268,9 @@ func (c *conn) deliver(raw []byte, header string, reply chan []byte) error {
 		return errBadJSON
 	}
 	param := sessionParam(m.Params)
+	if len(header) > maxIDBytes || len(param) > maxIDBytes || len(m.ID) > maxIDBytes {
+		return errLongID
+	}
 	if header != "" && param != "" && header != param {
 		return errSessionMismatch
 	}

@@ -274,8 +274,8 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	session := r.Header.Get(HeaderSessionID)
-	if len(session) > 256 {
-		httpError(w, http.StatusBadRequest, HeaderSessionID+" is too long")
+	if len(session) > maxIDBytes {
+		httpError(w, http.StatusBadRequest, errLongID.Error())
 		return
 	}
 	box, code := st.attach(session)

@@ -5,6 +5,8 @@ package sandbox
 import (
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,21 +89,9 @@ func TestFilesystem(t *testing.T) {
 
 func TestNetwork(t *testing.T) {
 	needLandlock(t)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	srv := httptest.NewServer(http.NotFoundHandler()) // a loopback port that takes connections
+	defer srv.Close()
+	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
 	root := t.TempDir()
 	connect := "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected"
 	off := &Policy{Mode: WorkspaceWrite, Roots: []string{root}, TempDir: t.TempDir()}

@@ -590,3 +590,90 @@ func TestLongIDsRefused(t *testing.T) {
 		t.Errorf("the heap keeps %d MB after 64 requests naming 1 MiB sessions", g>>20)
 	}
 }
+
+// TestGuardOverHTTP2: over cleartext HTTP/2 the Host is the :authority
+// pseudo-header; the guard reads it, and the token, as over HTTP/1.1.
+func TestGuardOverHTTP2(t *testing.T) {
+	s := newTestServer(t, Options{Token: attackToken})
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: &p}
+	defer tr.CloseIdleConnections()
+	for _, tc := range []struct {
+		token, host string
+		want        int
+	}{
+		{attackToken, "evil.example:8741", 403},
+		{"", "", 401},
+		{"wrong", "", 401},
+		{attackToken, "", 200},
+	} {
+		c := newClient(t, s.URL, tc.token)
+		c.hc = &http.Client{Transport: tr}
+		h := map[string]string{}
+		if tc.host != "" {
+			h["Host"] = tc.host
+		}
+		resp := c.req("POST", initBody, h)
+		readAll(resp)
+		if resp.ProtoMajor != 2 || resp.StatusCode != tc.want {
+			t.Errorf("token %q Host %q: %s %d, want HTTP/2 %d", tc.token, tc.host, resp.Proto, resp.StatusCode, tc.want)
+		}
+	}
+}
+
+// TestInflightBytesBounded: an agent holds each request until it answers
+// (a prompt for its whole turn), so what running requests hold is bounded
+// across connections (MaxInflight, 503 past it) rather than only by their
+// count (256 per connection, each up to MaxBody). Measured: 200 waiting
+// prompts of 1 MiB held 206 MB before the bound.
+func TestInflightBytesBounded(t *testing.T) {
+	const limit = 8 << 20
+	s := newTestServer(t, Options{MaxInflight: limit})
+	a, b := newClient(t, s.URL, ""), newClient(t, s.URL, "")
+	a.initialize()
+	b.initialize()
+	sa, sb := a.newSession(s.root), b.newSession(s.root)
+	pad := strings.Repeat("p", 1<<20)
+	prompt := func(c *client, sid string, id int) int {
+		return status(t, c.req("POST", `{"jsonrpc":"2.0","id":`+strconv.Itoa(id)+`,"method":"session/prompt","params":{"sessionId":"`+sid+
+			`","prompt":[{"type":"text","text":"wait"},{"type":"text","text":"`+pad+`"}]}}`, map[string]string{HeaderSessionID: sid}))
+	}
+	var peak heapPeak
+	peak.sample()
+	accepted := map[*client]int{}
+	for i := range 16 {
+		c, sid := a, sa
+		if i%2 == 1 {
+			c, sid = b, sb
+		}
+		switch code := prompt(c, sid, 100+i); code {
+		case http.StatusAccepted:
+			accepted[c]++
+		case http.StatusServiceUnavailable:
+		default:
+			t.Fatalf("prompt %d: %d", i, code)
+		}
+	}
+	// Each accepted prompt runs: its agent holds it, waiting.
+	for c, n := range accepted {
+		for range n {
+			c.next("a permission request", method("session/request_permission"))
+		}
+	}
+	peak.sample()
+	t.Logf("%d of 16 prompts of 1 MiB accepted under MaxInflight %d MiB; live heap +%d MB; %d bytes counted in flight",
+		accepted[a]+accepted[b], limit>>20, peak.growth()>>20, s.inflight.Load())
+	if n := accepted[a] + accepted[b]; n != limit>>20-1 || s.inflight.Load() > limit {
+		t.Errorf("%d prompts accepted (want %d), %d bytes in flight (bound %d)", n, limit>>20-1, s.inflight.Load(), limit)
+	}
+	// Answered, or never answered because the connection ended: the bytes
+	// are given back either way.
+	status(t, a.req("DELETE", "", nil))
+	close(s.agents.release)
+	status(t, b.req("DELETE", "", nil))
+	waitFor(t, "the connections to end", func() bool { return s.Stats() == Stats{} })
+	if n := s.inflight.Load(); n != 0 {
+		t.Errorf("%d bytes still counted in flight", n)
+	}
+}

@@ -55,6 +55,7 @@ type pending struct {
 	method  string
 	session string // where the answer goes: the session header or params.sessionId
 	reply   chan []byte
+	size    int64 // the request's bytes, counted in Server.inflight until it is answered
 }
 
 // sink is where a connection's outbound messages go. send must not block:
@@ -93,6 +94,10 @@ func (c *conn) wait() {
 	n, reason := len(c.sessions), c.reason
 	c.srv.sessions.Add(-int64(n))
 	c.sessions = nil
+	for id, p := range c.pending { // never answered: the agent has ended
+		c.srv.inflight.Add(-p.size)
+		delete(c.pending, id)
+	}
 	c.mu.Unlock()
 	c.srv.forget(c)
 	c.log.Info("connection closed", "reason", reason, "sessions", n, "duration", time.Since(c.opened).Round(time.Millisecond))
@@ -222,6 +227,7 @@ var (
 	errNoSession       = errors.New("a session-scoped request needs the Acp-Session-Id header")
 	errTooManySessions = errors.New("too many sessions are open on this server")
 	errTooManyRequests = errors.New("too many requests of this connection are running")
+	errBusy            = errors.New("the requests running on this server hold too many bytes: send it again once one has ended")
 	errGone            = errors.New("unknown connection")
 	errLongID          = errors.New("a request id or session id is at most " + strconv.Itoa(maxIDBytes) + " bytes")
 )
@@ -314,7 +320,13 @@ func (c *conn) deliver(raw []byte, header string, reply chan []byte) error {
 			c.reply(route, m.ID, e)
 			return nil
 		}
-		c.pending[string(m.ID)] = pending{method: m.Method, session: route, reply: reply}
+		size := int64(len(line))
+		if c.srv.inflight.Add(size) > c.srv.o.MaxInflight {
+			c.srv.inflight.Add(-size)
+			c.mu.Unlock()
+			return errBusy
+		}
+		c.pending[string(m.ID)] = pending{method: m.Method, session: route, reply: reply, size: size}
 		if route != "" && c.out != nil {
 			c.out.openSession(route)
 		}
@@ -378,6 +390,7 @@ func (o *outbound) Write(b []byte) (int, error) {
 			break
 		}
 		delete(c.pending, string(m.ID))
+		c.srv.inflight.Add(-p.size)
 		route = p.session
 		line = c.answered(p, &m, line)
 		if p.reply != nil {

@@ -201,7 +201,7 @@ func batchRefused(w http.ResponseWriter) {
 func deliverError(w http.ResponseWriter, err error) {
 	code := http.StatusBadRequest
 	switch err {
-	case errTooManySessions, errTooManyRequests:
+	case errTooManySessions, errTooManyRequests, errBusy:
 		code = http.StatusServiceUnavailable
 	case errGone:
 		code = http.StatusNotFound

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -76,5 +78,39 @@ func TestBinaryWebFetchRedirectForms(t *testing.T) {
 	}
 	if n := proxyHits.Load(); n != 0 {
 		t.Errorf("the proxy saw %d requests, want none", n)
+	}
+}
+
+// TestBinaryWebFetchProjectRuleNeedsTrust: a cloned repository's
+// .acp-bridge/settings.yaml naming a local host (or the metadata
+// service) does not open it until the user trusts those settings; in
+// bypass mode too.
+func TestBinaryWebFetchProjectRuleNeedsTrust(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	trap, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "inside") })
+	home, work := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(work, ".acp-bridge"), 0o755)
+	os.WriteFile(filepath.Join(work, ".acp-bridge", "settings.yaml"),
+		[]byte("permissions:\n  allow: [\"WebFetch(domain:127.0.0.1)\", \"WebFetch(domain:169.254.169.254)\"]\n"), 0o644)
+	run := func(trust string) string {
+		m := &oaiMock{t: t}
+		m.steps = append(m.steps, toolCalls([2]string{"web_fetch", fetchArgs(trap.URL)}), answerText("ok"))
+		c := policyBridge(t, m, home, "", "--permission-mode", "bypass")
+		c.answer = func(p map[string]any) string {
+			if strings.HasPrefix(fmt.Sprint(p["toolCall"].(map[string]any)["toolCallId"]), "trust-") {
+				return trust
+			}
+			return "allow-once"
+		}
+		c.prompt(c.newSession(work), "read it")
+		return toolMessage(m.reqs[1], "call_1")
+	}
+	if got := run("do-not-trust"); !strings.Contains(got, "127.0.0.1 is a loopback address") || hits.Load() != 0 {
+		t.Errorf("untrusted project rule: the model read %q, the local server saw %d requests; want refused, none", got, hits.Load())
+	}
+	if got := run("trust"); !strings.Contains(got, "inside") || hits.Load() != 1 {
+		t.Errorf("trusted project rule: the model read %q, %d requests; want the page", got, hits.Load())
 	}
 }

@@ -32,31 +32,34 @@ func TestBinaryWebFetchRedirectForms(t *testing.T) {
 	})
 	tu, _ := url.Parse(trap.URL)
 	q := tu.Port()
-	cases := []struct{ to, want string }{
-		{"http://[::ffff:127.0.0.1]:" + q + "/", "loopback"},
-		{"http://[::ffff:169.254.169.254]/", "cloud metadata"},
-		{"http://[::1]:" + q + "/", "loopback"},
-		{"http://2130706433:" + q + "/", "shorthand"},
-		{"http://0x7f000001:" + q + "/", "shorthand"},
-		{"http://0177.0.0.1:" + q + "/", "shorthand"},
-		{"http://127.1:" + q + "/", "shorthand"},
-		{"http://0:" + q + "/", "shorthand"},
-		{"http://[::]:" + q + "/", "unspecified"},
-		{"http://[fe80::1%25eth0]/", "zoned"},
-		{"http://[fd00::1]/", "private"},
-		{"http://[64:ff9b::a9fe:a9fe]/", "NAT64"},
-		{"http://[2002:a9fe:a9fe::]/", "6to4"},
-		{"http://LOCALHOST/", "loopback"},
-		{"http://localhost:" + q + "/", "port " + q + " is neither 80 nor 443"},
+	cases := []struct{ to, want, not string }{
+		{"http://[::ffff:127.0.0.1]:" + q + "/", "loopback", ""},
+		{"http://[::ffff:169.254.169.254]/", "cloud metadata", ""},
+		{"http://[::1]:" + q + "/", "loopback", ""},
+		{"http://2130706433:" + q + "/", "shorthand", ""},
+		{"http://0x7f000001:" + q + "/", "shorthand", ""},
+		{"http://0177.0.0.1:" + q + "/", "shorthand", ""},
+		{"http://127.1:" + q + "/", "shorthand", ""},
+		{"http://0:" + q + "/", "shorthand", ""},
+		{"http://[::]:" + q + "/", "unspecified", ""},
+		{"http://[fe80::1%25eth0]/", "zoned", ""},
+		{"http://[fd00::1]/", "private", ""},
+		{"http://[64:ff9b::a9fe:a9fe]/", "NAT64", ""},
+		{"http://[2002:a9fe:a9fe::]/", "6to4", ""},
+		{"http://LOCALHOST/", "loopback", ""},
+		{"http://localhost:" + q + "/", "port " + q + " is neither 80 nor 443", ""},
 		// Not exempt from the proxy as "localhost" is: checked before the
 		// proxy is asked, and Go's resolver does not know it.
-		{"http://localhost./", "localhost."},
-		{"http://inside.invalid/", "cannot be checked before the proxy"},
-		{"http://u@127.0.0.1:" + q + "/", "credentials"},
-		{"gopher://127.0.0.1:" + q + "/_x", "not gopher:"},
-		{"file:///etc/passwd", "not file:"},
+		{"http://localhost./", "localhost.", ""},
+		{"http://inside.invalid/", "cannot be checked before the proxy", ""},
+		// In NO_PROXY: direct, so the dialer's own lookup fails, not the
+		// check made for the proxy.
+		{"http://near.invalid/", "lookup near.invalid", "proxy"},
+		{"http://u@127.0.0.1:" + q + "/", "credentials", ""},
+		{"gopher://127.0.0.1:" + q + "/_x", "not gopher:", ""},
+		{"file:///etc/passwd", "not file:", ""},
 		// The rule names a host, not a port (README, "The web").
-		{"http://127.0.0.1:" + q + "/", "trapped"},
+		{"http://127.0.0.1:" + q + "/", "trapped", ""},
 	}
 	var calls [][2]string
 	for _, tc := range cases {
@@ -65,12 +68,12 @@ func TestBinaryWebFetchRedirectForms(t *testing.T) {
 	m := &oaiMock{t: t}
 	m.steps = append(m.steps, toolCalls(calls...), answerText("done"))
 	c := policyBridgeEnv(t, m, t.TempDir(), "permissions:\n  allow: [\"WebFetch(domain:127.0.0.1)\", \"WebFetch\"]\n",
-		[]string{"HTTP_PROXY=" + proxy.URL, "HTTPS_PROXY=" + proxy.URL}, "--permission-mode", "bypass")
+		[]string{"HTTP_PROXY=" + proxy.URL, "HTTPS_PROXY=" + proxy.URL, "NO_PROXY=near.invalid"}, "--permission-mode", "bypass")
 	c.prompt(c.newSession(t.TempDir()), "fetch them")
 	for i, tc := range cases {
 		got := toolMessage(m.reqs[1], fmt.Sprintf("call_%d", i+1))
-		if !strings.Contains(got, tc.want) {
-			t.Errorf("redirect to %s: the model read %q, want %q", tc.to, got, tc.want)
+		if !strings.Contains(got, tc.want) || (tc.not != "" && strings.Contains(got, tc.not)) {
+			t.Errorf("redirect to %s: the model read %q, want %q (and not %q)", tc.to, got, tc.want, tc.not)
 		}
 	}
 	if n := trapHits.Load(); n != 1 {

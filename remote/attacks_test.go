@@ -667,6 +667,14 @@ func TestInflightBytesBounded(t *testing.T) {
 	if n := accepted[a] + accepted[b]; n != limit>>20-1 || s.inflight.Load() > limit {
 		t.Errorf("%d prompts accepted (want %d), %d bytes in flight (bound %d)", n, limit>>20-1, s.inflight.Load(), limit)
 	}
+	// A second request under a running one's id is refused: its answer
+	// could not be routed, and the first one's bytes would stay counted.
+	if code := status(t, a.req("POST", `{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}`, nil)); code != http.StatusAccepted {
+		t.Fatalf("session/list: %d", code)
+	}
+	if code := status(t, a.req("POST", `{"jsonrpc":"2.0","id":100,"method":"session/list","params":{}}`, nil)); code != http.StatusBadRequest {
+		t.Errorf("a request under a running one's id: %d, want 400", code)
+	}
 	// Answered, or never answered because the connection ended: the bytes
 	// are given back either way.
 	status(t, a.req("DELETE", "", nil))

@@ -229,6 +229,7 @@ var (
 	errTooManyRequests = errors.New("too many requests of this connection are running")
 	errBusy            = errors.New("the requests running on this server hold too many bytes: send it again once one has ended")
 	errGone            = errors.New("unknown connection")
+	errDuplicateID     = errors.New("a request with this id is already running on this connection")
 	errLongID          = errors.New("a request id or session id is at most " + strconv.Itoa(maxIDBytes) + " bytes")
 )
 
@@ -319,6 +320,12 @@ func (c *conn) deliver(raw []byte, header string, reply chan []byte) error {
 			c.mu.Unlock()
 			c.reply(route, m.ID, e)
 			return nil
+		}
+		if _, dup := c.pending[string(m.ID)]; dup {
+			// Its answer could not be told from the other's, and the
+			// first one's bytes would stay counted for good.
+			c.mu.Unlock()
+			return errDuplicateID
 		}
 		size := int64(len(line))
 		if c.srv.inflight.Add(size) > c.srv.o.MaxInflight {

@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -372,10 +374,7 @@ func (a *Agent) forget(id string) *conversation {
 // process is exiting).
 func (a *Agent) Shutdown() {
 	a.mu.Lock()
-	ss := make([]*conversation, 0, len(a.sessions))
-	for _, s := range a.sessions {
-		ss = append(ss, s)
-	}
+	ss := slices.Collect(maps.Values(a.sessions))
 	a.sessions = map[string]*conversation{}
 	a.shutdown = true
 	a.mu.Unlock()

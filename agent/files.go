@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"crypto/sha256"
 	"github.com/acp-bridge/acp-bridge/internal/atomicfile"
 	"log/slog"
 	"os"
@@ -43,9 +42,9 @@ type Files struct {
 	now         func() time.Time
 
 	mu      sync.Mutex
-	seen    map[string][sha256.Size]byte // path -> hash of the version the session saw
-	written map[string]stamp             // path -> what our last disk write left
-	windows []window                     // when commands ran
+	seen    map[string]string // path -> diffs.Hash of the version the session saw
+	written map[string]stamp  // path -> what our last disk write left
+	windows []window          // when commands ran
 }
 
 // EditorReadMax is the largest file (bytes on disk) read through the editor.
@@ -71,7 +70,7 @@ func NewFiles(client acp.Client, sessionID string, caps acp.FileSystemCapabiliti
 	}
 	return &Files{client: client, session: sessionID, editorRead: caps.ReadTextFile && client != nil,
 		editorWrite: caps.WriteTextFile && client != nil, log: logger, now: time.Now,
-		seen: map[string][sha256.Size]byte{}, written: map[string]stamp{}}
+		seen: map[string]string{}, written: map[string]stamp{}}
 }
 
 // ReadText returns the file's text: the editor's buffer, unless the rule
@@ -163,23 +162,19 @@ func (f *Files) BeginDiskChanges() (end func()) {
 	}
 }
 
-// MarkRead records content as the version of path the session has seen.
-// (tools/fs.Tracker)
-func (f *Files) MarkRead(path, content string) {
-	h := sha256.Sum256([]byte(content))
+// MarkRead records the content of hash (its diffs.Hash) as the version of
+// path the session has seen. (tools/fs.Tracker)
+func (f *Files) MarkRead(path, hash string) {
 	f.mu.Lock()
-	f.seen[filepath.Clean(path)] = h
+	f.seen[filepath.Clean(path)] = hash
 	f.mu.Unlock()
 }
 
-// ReadState reports whether the session has seen path, and whether content
-// is still the version it saw. (tools/fs.Tracker)
-func (f *Files) ReadState(path, content string) (seen, current bool) {
+// ReadState reports whether the session has seen path, and whether the
+// content of hash is still the version it saw. (tools/fs.Tracker)
+func (f *Files) ReadState(path, hash string) (seen, current bool) {
 	f.mu.Lock()
 	h, ok := f.seen[filepath.Clean(path)]
 	f.mu.Unlock()
-	if !ok {
-		return false, false
-	}
-	return true, h == sha256.Sum256([]byte(content))
+	return ok, ok && h == hash
 }

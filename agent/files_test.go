@@ -12,6 +12,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/agent"
+	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/model"
 	"github.com/acp-bridge/acp-bridge/pipeline"
 	"github.com/acp-bridge/acp-bridge/registry"
@@ -223,14 +224,14 @@ func TestWriteThroughEditor(t *testing.T) {
 
 func TestReadTracking(t *testing.T) {
 	f := agent.NewFiles(nil, "s", acp.FileSystemCapabilities{}, nil)
-	if seen, _ := f.ReadState("/a", "x"); seen {
+	if seen, _ := f.ReadState("/a", diffs.Hash("x")); seen {
 		t.Error("unread file seen")
 	}
-	f.MarkRead("/a", "x")
-	if seen, cur := f.ReadState("/a", "x"); !seen || !cur {
+	f.MarkRead("/a", diffs.Hash("x"))
+	if seen, cur := f.ReadState("/a", diffs.Hash("x")); !seen || !cur {
 		t.Error("read file not current")
 	}
-	if seen, cur := f.ReadState("/a/../a", "y"); !seen || cur {
+	if seen, cur := f.ReadState("/a/../a", diffs.Hash("y")); !seen || cur {
 		t.Error("changed content still current (or path not cleaned)")
 	}
 }

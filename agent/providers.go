@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"github.com/acp-bridge/acp-bridge/acp"
@@ -94,10 +95,7 @@ func (a *Agent) refreshPickers(ctx context.Context, before []string) {
 		return
 	}
 	a.mu.Lock()
-	live := make([]*conversation, 0, len(a.sessions))
-	for _, s := range a.sessions {
-		live = append(live, s)
-	}
+	live := slices.Collect(maps.Values(a.sessions))
 	a.mu.Unlock()
 	for _, s := range live {
 		s.emit(ctx, session.New(s.ctl.of(s.ctl.read())))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/acp-bridge/acp-bridge/acp"
@@ -146,42 +147,59 @@ func (r *rewinder) rewindTo(ctx context.Context, before, until int64, via string
 var segment = regexp.MustCompile(`:segment:\d+$`)
 
 // findPrompt resolves a point a client names to a user message of the
-// conversation: by id first (with a ":segment:<n>" suffix taken off), else
-// the Nth message whose text has the fingerprint. -32602, naming the id,
-// when there is none.
+// conversation (pointAt). -32602, naming the id, when there is none.
 func (r *rewinder) findPrompt(p *acp.HistoryPoint, field string) (promptMark, error) {
 	marks := r.marks()
-	if m, ok := markByID(marks, p.MessageID); ok {
-		return m, nil
-	}
-	if p.Fingerprint != "" {
-		want := max(p.Occurrence, 1)
-		for _, m := range marks {
-			if fingerprinted(m.msg, p.Fingerprint) {
-				if want--; want == 0 {
-					return m, nil
-				}
-			}
-		}
+	if i := pointAt(marks, p, promptMark.messageID, promptMark.userMessage); i >= 0 {
+		return marks[i], nil
 	}
 	return promptMark{}, &acp.Error{Code: acp.CodeInvalidParams,
 		Message: fmt.Sprintf("invalid params: %s %q was not found among the user messages of session %s", field, p.MessageID, r.id),
 		Data:    map[string]string{"messageId": p.MessageID}}
 }
 
-// markByID is the user message of that id.
+// markByID is the user message of that id (idAt).
 func markByID(marks []promptMark, id string) (promptMark, bool) {
-	if id == "" {
-		return promptMark{}, false
-	}
-	for _, try := range []string{id, segment.ReplaceAllString(id, "")} {
-		for _, m := range marks {
-			if mapping.UserMessageID(m.seq, m.msg) == try {
-				return m, true
-			}
-		}
+	if i := idAt(marks, id, promptMark.messageID); i >= 0 {
+		return marks[i], true
 	}
 	return promptMark{}, false
+}
+
+func (m promptMark) messageID() string                 { return mapping.UserMessageID(m.seq, m.msg) }
+func (m promptMark) userMessage() *session.UserMessage { return &m.msg }
+
+// pointAt is the index of the message a client's point names among msgs
+// (user messages for a rewind before a prompt, every message sent for v2's
+// rewind and a fork at a message), -1 for none: by id first (idAt), else
+// the Nth user message whose text has the fingerprint. id and user read a
+// message's id and its user message (nil: not a user's).
+func pointAt[M any](msgs []M, p *acp.HistoryPoint, id func(M) string, user func(M) *session.UserMessage) int {
+	if i := idAt(msgs, p.MessageID, id); i >= 0 || p.Fingerprint == "" {
+		return i
+	}
+	n := max(p.Occurrence, 1)
+	return slices.IndexFunc(msgs, func(m M) bool {
+		if u := user(m); u != nil && fingerprinted(*u, p.Fingerprint) {
+			n--
+		}
+		return n == 0
+	})
+}
+
+// idAt is the index of the message of that id, -1 for none: the id as
+// given, else with the ":segment:<n>" suffix a client puts on a part of a
+// message taken off.
+func idAt[M any](msgs []M, want string, id func(M) string) int {
+	for _, try := range []string{want, segment.ReplaceAllString(want, "")} {
+		if try == "" {
+			continue
+		}
+		if i := slices.IndexFunc(msgs, func(m M) bool { return id(m) == try }); i >= 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // fingerprinted reports whether a user message's text has the fingerprint

@@ -325,3 +325,62 @@ func TestRewindUndoesProgramsAndSubagents(t *testing.T) {
 		}
 	}
 }
+
+// pointAt is how both rewinds (before a prompt; v2's to a message, and a
+// fork at one) find the message a client names: the cases are the ways a
+// point can name one, and the ones that name none.
+func TestPointAt(t *testing.T) {
+	user := func(text string) *session.UserMessage { return &session.UserMessage{Text: text} }
+	msgs := []sentMessage{
+		{id: "u1", user: user("same")},
+		{id: "a1"},
+		{id: "u2", user: user("other")},
+		{id: "u3", user: user("same")},
+		{id: "a3"},
+	}
+	tests := []struct {
+		name  string
+		point acp.HistoryPoint
+		want  int
+	}{
+		{"by id", acp.HistoryPoint{MessageID: "u2"}, 2},
+		{"an agent's message by id", acp.HistoryPoint{MessageID: "a3"}, 4},
+		{"a segment of a message", acp.HistoryPoint{MessageID: "a1:segment:3"}, 1},
+		{"the id wins over the fingerprint", acp.HistoryPoint{MessageID: "u2", Fingerprint: fingerprint("same")}, 2},
+		{"by fingerprint, the first", acp.HistoryPoint{MessageID: "gone", Fingerprint: fingerprint("same")}, 0},
+		{"by fingerprint, the second", acp.HistoryPoint{MessageID: "gone", Fingerprint: fingerprint("same"), Occurrence: 2}, 3},
+		{"by fingerprint, no third", acp.HistoryPoint{Fingerprint: fingerprint("same"), Occurrence: 3}, -1},
+		{"an unknown id", acp.HistoryPoint{MessageID: "gone"}, -1},
+		{"no id", acp.HistoryPoint{}, -1},
+		{"only a segment suffix", acp.HistoryPoint{MessageID: ":segment:1"}, -1},
+		{"a fingerprint nothing has", acp.HistoryPoint{Fingerprint: fingerprint("none")}, -1},
+	}
+	for _, tt := range tests {
+		if got := pointAt(msgs, &tt.point, sentMessage.messageID, sentMessage.userMessage); got != tt.want {
+			t.Errorf("%s: pointAt = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// relOne names a file in /rewind's report relative to the session's cwd
+// when it is inside it: a name that only starts with two dots is inside.
+func TestRelOne(t *testing.T) {
+	cwd := filepath.Join(t.TempDir(), "work")
+	r := &rewinder{cwd: cwd}
+	outside := filepath.Join(filepath.Dir(cwd), "other", "f.go")
+	tests := []struct{ path, want string }{
+		{filepath.Join(cwd, "a", "b.go"), filepath.Join("a", "b.go")},
+		{filepath.Join(cwd, "..foo"), "..foo"},
+		{filepath.Join(cwd, "..foo", "..bar"), filepath.Join("..foo", "..bar")},
+		{filepath.Join(cwd, "...", "x"), filepath.Join("...", "x")},
+		{cwd, "."},
+		{outside, outside},
+		{filepath.Dir(cwd), filepath.Dir(cwd)},
+		{filepath.Join(filepath.Dir(cwd), "..foo"), filepath.Join(filepath.Dir(cwd), "..foo")},
+	}
+	for _, tt := range tests {
+		if got := r.relOne(tt.path); got != tt.want {
+			t.Errorf("relOne(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}

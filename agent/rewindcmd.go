@@ -137,8 +137,10 @@ func (r *rewinder) rel(paths []string) []string {
 	return out
 }
 
+// relOne is p relative to the session's cwd when it lies inside it, else
+// p. filepath.IsLocal, not a ".." prefix: a file named "..foo" is inside.
 func (r *rewinder) relOne(p string) string {
-	if rel, err := filepath.Rel(r.cwd, p); err == nil && !strings.HasPrefix(rel, "..") {
+	if rel, err := filepath.Rel(r.cwd, p); err == nil && filepath.IsLocal(rel) {
 		return rel
 	}
 	return p

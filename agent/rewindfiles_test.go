@@ -16,7 +16,12 @@ import (
 // to new, as the fs tools log it.
 func changeEvent(seq int64, path string, old *string, new string) session.Event {
 	hunks := diffs.Compute(path, old, new)
-	meta, _ := json.Marshal(map[string]any{"diffs": hunks, "undo": diffs.Record(path, old, new, hunks)})
+	var before *diffs.Version
+	if old != nil {
+		v := diffs.VersionOf(*old)
+		before = &v
+	}
+	meta, _ := json.Marshal(map[string]any{"diffs": hunks, "undo": diffs.Record(path, before, diffs.VersionOf(new), hunks)})
 	return session.Event{Seq: seq, Payload: session.ToolResult{CallID: "c", Result: registry.Result{Meta: meta}}}
 }
 

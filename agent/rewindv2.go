@@ -25,6 +25,9 @@ type sentMessage struct {
 	user *session.UserMessage // a user's message: what it said
 }
 
+func (m sentMessage) messageID() string                 { return m.id }
+func (m sentMessage) userMessage() *session.UserMessage { return m.user }
+
 // sentMessages are the messages of the conversation as a replay shows
 // them (what was rewound is not among them), oldest first: the stored log
 // through a fresh translator, so the ids are the ones the editor has.
@@ -75,25 +78,11 @@ func unknownMessage(id string) error {
 
 // cutAfter is where the log evs is cut to keep the message p names and
 // the rest of its turn: the seq of the next prompt (0: none, nothing to
-// cut), and the id of the last message kept. A point is found by id (a
-// ":segment:<n>" suffix taken off), else as the Nth user message with its
-// fingerprint.
+// cut), and the id of the last message kept. A point is found as a rewind
+// before a prompt finds one (pointAt), among all the messages sent.
 func (r *rewinder) cutAfter(evs []session.Event, p *acp.HistoryPoint) (before int64, last string, err error) {
 	msgs := r.sentMessages(evs)
-	at := -1
-	for _, id := range []string{p.MessageID, segment.ReplaceAllString(p.MessageID, "")} {
-		if at = slices.IndexFunc(msgs, func(m sentMessage) bool { return id != "" && m.id == id }); at >= 0 {
-			break
-		}
-	}
-	if n := max(p.Occurrence, 1); at < 0 && p.Fingerprint != "" {
-		at = slices.IndexFunc(msgs, func(m sentMessage) bool {
-			if m.user != nil && fingerprinted(*m.user, p.Fingerprint) {
-				n--
-			}
-			return n == 0
-		})
-	}
+	at := pointAt(msgs, p, sentMessage.messageID, sentMessage.userMessage)
 	if at < 0 {
 		return 0, "", unknownMessage(p.MessageID)
 	}

@@ -28,19 +28,30 @@ func Hash(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
+// Version is a file's content and its Hash, taken once: a change's Undo
+// and the session's read-tracking (tools/fs.Tracker, agent/files.go) both
+// know a version of a file by that hash.
+type Version struct {
+	Text string
+	Hash string
+}
+
+// VersionOf is text with its Hash.
+func VersionOf(text string) Version { return Version{text, Hash(text)} }
+
 // Record is the Undo of a change of path from old (nil: the file did not
 // exist) to saved whose hunks are hunks. The old text is kept whole only
 // when reverting the hunks on saved does not give it back byte for byte
 // (line endings changed, a hunk that is not unique): most edits cost two
 // hashes in the log, not a copy of the file.
-func Record(path string, old *string, saved string, hunks []registry.FileDiff) Undo {
-	u := Undo{Path: path, After: Hash(saved), Created: old == nil}
+func Record(path string, old *Version, saved Version, hunks []registry.FileDiff) Undo {
+	u := Undo{Path: path, After: saved.Hash, Created: old == nil}
 	if old == nil {
 		return u
 	}
-	u.Before = Hash(*old)
-	if back, ok := Revert(saved, hunks); !ok || back != *old {
-		o := *old
+	u.Before = old.Hash
+	if back, ok := Revert(saved.Text, hunks); !ok || back != old.Text {
+		o := old.Text
 		u.Old = &o
 	}
 	return u

@@ -29,7 +29,7 @@ func TestUndoGivesBackTheOldText(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			old := tt.old
 			hunks := Compute("f", &old, tt.new)
-			u := Record("f", &old, tt.new, hunks)
+			u := Record("f", &Version{old, Hash(old)}, VersionOf(tt.new), hunks)
 			if got := u.Old != nil; got != tt.wholeOld {
 				t.Errorf("old text kept: %v, want %v", got, tt.wholeOld)
 			}
@@ -49,14 +49,14 @@ func TestUndoGivesBackTheOldText(t *testing.T) {
 func TestUndoRefusesOtherText(t *testing.T) {
 	old := "a\nb\nc\n"
 	hunks := Compute("f", &old, "a\nB\nc\n")
-	u := Record("f", &old, "a\nB\nc\n", hunks)
+	u := Record("f", &Version{old, Hash(old)}, VersionOf("a\nB\nc\n"), hunks)
 	if back, ok := u.Text("a\nB\nc\nmore\n", hunks); ok {
 		t.Errorf("reverted a text the change did not leave: %q", back)
 	}
 	if _, ok := u.Text("something else\n", hunks); ok {
 		t.Error("reverted a text without the hunk")
 	}
-	created := Record("g", nil, "new\n", Compute("g", nil, "new\n"))
+	created := Record("g", nil, VersionOf("new\n"), Compute("g", nil, "new\n"))
 	if !created.Created || created.Before != "" {
 		t.Errorf("created: %+v", created)
 	}

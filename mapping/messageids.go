@@ -42,22 +42,25 @@ func (t *Translator) withIDs(seq int64, ups []acp.Update) []acp.Update {
 	for i, u := range ups {
 		switch u := u.(type) {
 		case acp.AgentMessageChunk:
-			if u.MessageID == "" {
-				if t.text == "" {
-					t.text = fmt.Sprintf("agent-%d", seq)
-				}
-				u.MessageID = t.text
-			}
+			u.MessageID = streamedID(u.MessageID, &t.text, "agent", seq)
 			ups[i] = u
 		case acp.AgentThoughtChunk:
-			if u.MessageID == "" {
-				if t.thought == "" {
-					t.thought = fmt.Sprintf("thought-%d", seq)
-				}
-				u.MessageID = t.thought
-			}
+			u.MessageID = streamedID(u.MessageID, &t.thought, "thought", seq)
 			ups[i] = u
 		}
 	}
 	return ups
+}
+
+// streamedID is a chunk's message id: the one it has, else the id of the
+// message being streamed (cur), which the first chunk of a message names
+// by its kind and the seq of its event.
+func streamedID(has string, cur *string, kind string, seq int64) string {
+	if has != "" {
+		return has
+	}
+	if *cur == "" {
+		*cur = fmt.Sprintf("%s-%d", kind, seq)
+	}
+	return *cur
 }

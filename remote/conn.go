@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -54,6 +55,7 @@ type pending struct {
 	method  string
 	session string // where the answer goes: the session header or params.sessionId
 	reply   chan []byte
+	size    int64 // the request's bytes, counted in Server.inflight until it is answered
 }
 
 // sink is where a connection's outbound messages go. send must not block:
@@ -92,6 +94,10 @@ func (c *conn) wait() {
 	n, reason := len(c.sessions), c.reason
 	c.srv.sessions.Add(-int64(n))
 	c.sessions = nil
+	for id, p := range c.pending { // never answered: the agent has ended
+		c.srv.inflight.Add(-p.size)
+		delete(c.pending, id)
+	}
 	c.mu.Unlock()
 	c.srv.forget(c)
 	c.log.Info("connection closed", "reason", reason, "sessions", n, "duration", time.Since(c.opened).Round(time.Millisecond))
@@ -215,14 +221,25 @@ func sessionParam(params json.RawMessage) string {
 // Errors of an inbound message, which the transports turn into statuses.
 var (
 	errBadJSON         = errors.New("the body is not a JSON-RPC message")
-	errBatch           = errors.New("JSON-RPC batches are not supported")
+	errBatch           = errors.New("JSON-RPC batches are not supported: send one message per request (or per WebSocket frame)")
 	errNotInitialize   = errors.New("the first message must be initialize")
 	errSessionMismatch = errors.New("the Acp-Session-Id header and params.sessionId differ")
 	errNoSession       = errors.New("a session-scoped request needs the Acp-Session-Id header")
 	errTooManySessions = errors.New("too many sessions are open on this server")
 	errTooManyRequests = errors.New("too many requests of this connection are running")
+	errBusy            = errors.New("the requests running on this server hold too many bytes: send it again once one has ended")
 	errGone            = errors.New("unknown connection")
+	errDuplicateID     = errors.New("a request with this id is already running on this connection")
+	errLongID          = errors.New("a request id or session id is at most " + strconv.Itoa(maxIDBytes) + " bytes")
 )
+
+// maxIDBytes bounds a request id and a session id (Acp-Session-Id or
+// params.sessionId). A session id names a mailbox the connection keeps
+// until it ends (sse.go), and a request id a pending entry while it runs:
+// unbounded, ids as long as a body would let one connection park 256
+// mailboxes of MaxBody-long names (remote/attacks_test.go,
+// TestLongIDsRefused, measured 70 MB kept for 64 ids of 1 MiB).
+const maxIDBytes = 256
 
 // sessionScoped are the methods the RFD routes by session.
 var sessionScoped = map[string]bool{
@@ -258,6 +275,9 @@ func (c *conn) deliver(raw []byte, header string, reply chan []byte) error {
 		return errBadJSON
 	}
 	param := sessionParam(m.Params)
+	if len(header) > maxIDBytes || len(param) > maxIDBytes || len(m.ID) > maxIDBytes {
+		return errLongID
+	}
 	if header != "" && param != "" && header != param {
 		return errSessionMismatch
 	}
@@ -301,7 +321,19 @@ func (c *conn) deliver(raw []byte, header string, reply chan []byte) error {
 			c.reply(route, m.ID, e)
 			return nil
 		}
-		c.pending[string(m.ID)] = pending{method: m.Method, session: route, reply: reply}
+		if _, dup := c.pending[string(m.ID)]; dup {
+			// Its answer could not be told from the other's, and the
+			// first one's bytes would stay counted for good.
+			c.mu.Unlock()
+			return errDuplicateID
+		}
+		size := int64(len(line))
+		if c.srv.inflight.Add(size) > c.srv.o.MaxInflight {
+			c.srv.inflight.Add(-size)
+			c.mu.Unlock()
+			return errBusy
+		}
+		c.pending[string(m.ID)] = pending{method: m.Method, session: route, reply: reply, size: size}
 		if route != "" && c.out != nil {
 			c.out.openSession(route)
 		}
@@ -365,6 +397,7 @@ func (o *outbound) Write(b []byte) (int, error) {
 			break
 		}
 		delete(c.pending, string(m.ID))
+		c.srv.inflight.Add(-p.size)
 		route = p.session
 		line = c.answered(p, &m, line)
 		if p.reply != nil {

@@ -36,6 +36,11 @@ type agents struct {
 	shutdowns atomic.Int64
 	release   chan struct{} // a prompt "wait" waits for it after its permission
 	turnDone  chan string   // each prompt's outcome as it returns
+	// A "flood" prompt says floodChunks chunks of 10 kB (default 1,000),
+	// calling sample every 100; floodDone counts the floods ended.
+	floodChunks int
+	sample      func()
+	floodDone   atomic.Int64
 }
 
 func newAgents() *agents {
@@ -60,9 +65,17 @@ func (a *fakeAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	acp.Admitted(ctx)
 	text := req.Prompt[0].Text
 	if strings.HasPrefix(text, "flood") {
-		for i := 0; i < 1000; i++ {
-			a.client.SessionUpdate(ctx, req.SessionID, acp.AgentMessageChunk{Content: acp.TextBlock(strings.Repeat("x", 10000))})
+		n := a.h.floodChunks
+		if n == 0 {
+			n = 1000
 		}
+		for i := range n {
+			a.client.SessionUpdate(ctx, req.SessionID, acp.AgentMessageChunk{Content: acp.TextBlock(strings.Repeat("x", 10000))})
+			if a.h.sample != nil && i%100 == 0 {
+				a.h.sample()
+			}
+		}
+		a.h.floodDone.Add(1)
 		return &acp.PromptResponse{StopReason: acp.StopEndTurn}, nil
 	}
 	a.client.SessionUpdate(ctx, req.SessionID, acp.AgentMessageChunk{Content: acp.TextBlock("thinking about " + text)})
@@ -283,6 +296,15 @@ func method(name string) func(rpc) bool { return func(m rpc) bool { return m.Met
 // newSession opens a session in dir and its stream.
 func (c *client) newSession(dir string) string {
 	c.t.Helper()
+	sid := c.newSessionUnread(dir)
+	c.stream(sid)
+	return sid
+}
+
+// newSessionUnread opens a session in dir and not its stream: what the
+// session says waits in its mailbox (or for a stream the test opens).
+func (c *client) newSessionUnread(dir string) string {
+	c.t.Helper()
 	c.post("", `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":`+quote(dir)+`,"mcpServers":[]}}`)
 	m := c.next("session/new answer", answerTo("1"))
 	var res struct {
@@ -291,7 +313,6 @@ func (c *client) newSession(dir string) string {
 	if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || res.SessionID == "" {
 		c.t.Fatalf("session/new: %+v", m)
 	}
-	c.stream(res.SessionID)
 	return res.SessionID
 }
 

@@ -2,7 +2,6 @@ package remote
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -242,10 +241,7 @@ func TestSlowClientDropped(t *testing.T) {
 	c.initialize()
 	// A session whose stream the client never opens: what the turn says
 	// waits in its mailbox, past the bound, and the client is dropped.
-	c.post("", `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":`+quote(s.root)+`,"mcpServers":[]}}`)
-	var res struct{ SessionID string }
-	json.Unmarshal(c.next("session/new answer", answerTo("1")).Result, &res)
-	sid := res.SessionID
+	sid := c.newSessionUnread(s.root)
 	c.post(sid, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"flood"}]}}`)
 	waitFor(t, "the slow connection to be dropped", func() bool { return s.Stats().Connections == 0 })
 	if n := s.agents.shutdowns.Load(); n != 1 {
@@ -295,9 +291,7 @@ func TestStalledReaderDropped(t *testing.T) {
 	s := newTestServer(t, Options{MaxBuffered: 256 << 10, WriteTimeout: 100 * time.Millisecond})
 	c := newClient(t, s.URL, "")
 	c.initialize()
-	c.post("", `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":`+quote(s.root)+`,"mcpServers":[]}}`)
-	var res struct{ SessionID string }
-	json.Unmarshal(c.next("session/new answer", answerTo("1")).Result, &res)
+	sid := c.newSessionUnread(s.root)
 	raw, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +302,7 @@ func TestStalledReaderDropped(t *testing.T) {
 		tc.SetReadBuffer(4096)
 	}
 	fmt.Fprintf(raw, "GET /acp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n%s: %s\r\n%s: %s\r\n\r\n",
-		HeaderConnectionID, c.conn, HeaderSessionID, res.SessionID)
-	c.post(res.SessionID, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"`+res.SessionID+`","prompt":[{"type":"text","text":"flood"}]}}`)
+		HeaderConnectionID, c.conn, HeaderSessionID, sid)
+	c.post(sid, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"flood"}]}}`)
 	waitFor(t, "the stalled reader to be dropped", func() bool { return s.Stats().Connections == 0 })
 }

@@ -39,17 +39,36 @@ func cleanRoots(roots []string) ([]string, error) {
 }
 
 // resolve is p with every symbolic link of its longest existing prefix
-// resolved: a link under a root that points outside it is outside.
-func resolve(p string) string {
+// resolved: a link under a root that points outside it is outside. A link
+// whose target does not exist (yet) is followed too: where it sits says
+// nothing of where the directory will be once something creates its
+// target. ok is false for a chain of links too long to follow (a loop).
+func resolve(p string) (string, bool) {
+	return resolveDepth(p, 0)
+}
+
+// maxLinks is how many links resolve follows, as the kernel's ELOOP limit.
+const maxLinks = 40
+
+func resolveDepth(p string, depth int) (string, bool) {
 	p = filepath.Clean(p)
 	rest := ""
 	for {
 		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(real, rest)
+			return filepath.Join(real, rest), true
+		}
+		if target, err := os.Readlink(p); err == nil {
+			if depth >= maxLinks {
+				return "", false
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(p), target)
+			}
+			return resolveDepth(filepath.Join(target, rest), depth+1)
 		}
 		parent := filepath.Dir(p)
 		if parent == p {
-			return filepath.Join(p, rest)
+			return filepath.Join(p, rest), true
 		}
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
@@ -61,7 +80,10 @@ func (s *Server) underRoots(p string) bool {
 	if !filepath.IsAbs(p) || strings.ContainsRune(p, 0) {
 		return false
 	}
-	p = resolve(p)
+	p, ok := resolve(p)
+	if !ok {
+		return false
+	}
 	for _, r := range s.roots {
 		rel, err := filepath.Rel(r, p)
 		if runtime.GOOS == "windows" && err == nil && !strings.EqualFold(filepath.VolumeName(r), filepath.VolumeName(p)) {

@@ -21,7 +21,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +80,11 @@ type Options struct {
 	MaxConnections int           // live ACP connections (503); default 64
 	MaxSessions    int           // sessions open across connections (503); default 256
 	MaxBuffered    int           // a connection's unsent output, bytes; over it the client is dropped; default 8 MiB
+	// MaxInflight bounds the bytes of the client requests running at once
+	// across connections (503 past it); default 256 MiB. An agent holds a
+	// request until it answers (a prompt for its whole turn): without it,
+	// 256 running requests of MaxBody each per connection could hold 4 GiB.
+	MaxInflight int64
 	IdleTimeout    time.Duration // a connection nobody listens to is dropped after this; default 10 min
 	WriteTimeout   time.Duration // one write to a client; a slower client is dropped; default 30 s
 	KeepAlive      time.Duration // SSE comment / WebSocket ping interval; default 15 s
@@ -88,6 +95,7 @@ const (
 	defaultMaxConnections = 64
 	defaultMaxSessions    = 256
 	defaultMaxBuffered    = 8 << 20
+	defaultMaxInflight    = 256 << 20
 	defaultIdleTimeout    = 10 * time.Minute
 	defaultWriteTimeout   = 30 * time.Second
 	defaultKeepAlive      = 15 * time.Second
@@ -109,6 +117,7 @@ type Server struct {
 	conns    map[string]*conn
 	closing  atomic.Bool  // no new connections, no new prompts
 	sessions atomic.Int64 // open across connections
+	inflight atomic.Int64 // bytes of the client requests running, across connections
 	wg       sync.WaitGroup
 }
 
@@ -124,6 +133,7 @@ func New(o Options) (*Server, error) {
 	setDefault(&o.MaxConnections, defaultMaxConnections)
 	setDefault(&o.MaxSessions, defaultMaxSessions)
 	setDefault(&o.MaxBuffered, defaultMaxBuffered)
+	setDefault(&o.MaxInflight, defaultMaxInflight)
 	setDefault(&o.IdleTimeout, defaultIdleTimeout)
 	setDefault(&o.WriteTimeout, defaultWriteTimeout)
 	setDefault(&o.KeepAlive, defaultKeepAlive)
@@ -230,10 +240,7 @@ func (s *Server) forget(c *conn) {
 
 func (s *Server) each(f func(*conn)) {
 	s.mu.Lock()
-	cs := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		cs = append(cs, c)
-	}
+	cs := slices.Collect(maps.Values(s.conns))
 	s.mu.Unlock()
 	for _, c := range cs {
 		f(c)

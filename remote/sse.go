@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acp-bridge/acp-bridge/acp"
 )
 
 // Streamable HTTP: POST carries the client's messages, GET streams (SSE)
@@ -158,6 +160,12 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "the body could not be read")
 		return
 	}
+	if isBatch(body) {
+		// Before the connection id is looked at: a batched initialize
+		// gets the same answer as any other batch.
+		batchRefused(w)
+		return
+	}
 	id := r.Header.Get(HeaderConnectionID)
 	if id == "" {
 		s.initialize(w, r, body)
@@ -175,12 +183,25 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
+// isBatch: the body is a JSON array (a JSON-RPC batch).
+func isBatch(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '['
+}
+
+// batchRefused answers a batch as the RFD says, 501, with a JSON-RPC
+// error a client's JSON-RPC layer can read (id null: a batch has none of
+// its own). Over WebSocket the same error comes as a frame (ws.go).
+func batchRefused(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotImplemented)
+	w.Write(append(errorLine(json.RawMessage("null"), &acp.Error{Code: acp.CodeInvalidRequest, Message: errBatch.Error()}), '\n'))
+}
+
 func deliverError(w http.ResponseWriter, err error) {
 	code := http.StatusBadRequest
 	switch err {
-	case errBatch:
-		code = http.StatusNotImplemented
-	case errTooManySessions, errTooManyRequests:
+	case errTooManySessions, errTooManyRequests, errBusy:
 		code = http.StatusServiceUnavailable
 	case errGone:
 		code = http.StatusNotFound
@@ -253,8 +274,8 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	session := r.Header.Get(HeaderSessionID)
-	if len(session) > 256 {
-		httpError(w, http.StatusBadRequest, HeaderSessionID+" is too long")
+	if len(session) > maxIDBytes {
+		httpError(w, http.StatusBadRequest, errLongID.Error())
 		return
 	}
 	box, code := st.attach(session)

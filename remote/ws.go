@@ -86,7 +86,7 @@ func deliverRPCError(err error) *acp.Error {
 	switch err {
 	case errBadJSON:
 		return &acp.Error{Code: acp.CodeParseError, Message: err.Error()}
-	case errTooManySessions, errTooManyRequests, errGone:
+	case errTooManySessions, errTooManyRequests, errBusy, errGone:
 		return &acp.Error{Code: acp.CodeInternalError, Message: err.Error()}
 	}
 	return &acp.Error{Code: acp.CodeInvalidRequest, Message: err.Error()}

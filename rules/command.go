@@ -1,6 +1,10 @@
 package rules
 
-import "strings"
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
 
 // anyCommands cuts a command line at everything the shell could start a
 // command after (;, &, |, newlines, parentheses, $( and backquotes), quotes
@@ -22,89 +26,88 @@ func anyCommands(line string) []string {
 
 // PlainCommands cuts a command line into its commands when it is only
 // plain commands joined by ;, &&, || and | (ok true): no substitution,
-// redirection (other than 2>&1), background job, subshell, brace group,
-// backslash or leading NAME=value, whose effects no prefix rule can vouch
-// for. It is the one shell lexer of the module: an allow rule covers a
-// line by its commands, and the bash tool remembers an "always" answer as
-// the program of a line that is one plain command, so both judge a line
-// the same way.
+// expansion of a variable, redirection (other than 2>&1), background job,
+// subshell, brace group or braces, compound command (if, for, [[ …),
+// backslash, or variable set for what follows (a leading NAME=value,
+// export, declare, local), whose effects no prefix rule can vouch for. A
+// command is its words as written (quotes kept), blanks collapsed, a
+// comment left out. An allow rule covers a line by its commands, and the
+// bash tool remembers an "always" answer as the program of a line that is
+// one plain command, so both judge a line the same way, by the reading
+// deny and ask rules use (readLine).
 func PlainCommands(line string) (cmds []string, ok bool) {
-	var cur strings.Builder
-	inSingle, inDouble := false, false
-	wordStart := true // the next rune starts a word (outside quotes)
-	cut := func() {
-		if c := collapse(cur.String()); c != "" {
-			cmds = append(cmds, c)
-		}
-		cur.Reset()
-	}
-	for i := 0; i < len(line); i++ {
-		r := line[i] // the runes that matter are ASCII; others are copied byte by byte
-		blank := false
-		switch {
-		case inSingle:
-			inSingle = r != '\''
-		case r == '\\':
-			return nil, false
-		case inDouble:
-			switch r {
-			case '"':
-				inDouble = false
-			case '$', '`':
-				return nil, false
-			}
-		case r == '\'':
-			inSingle = true
-		case r == '"':
-			inDouble = true
-		case r == ';' || r == '\n' || r == '\r':
-			cut()
-			wordStart = true
-			continue
-		case r == '|':
-			if i+1 < len(line) && line[i+1] == '|' {
-				i++
-			}
-			cut()
-			wordStart = true
-			continue
-		case r == '&':
-			if i+1 < len(line) && line[i+1] == '&' {
-				i++
-				cut()
-				wordStart = true
-				continue
-			}
-			return nil, false
-		case wordStart && strings.HasPrefix(line[i:], "2>&1") && endsWord(line, i+len("2>&1")):
-			// Standard error joined to output: no file is written.
-			i += len("2>&1") - 1
-			wordStart = true
-			continue
-		case strings.IndexByte("<>()$`{}", r) >= 0:
-			return nil, false
-		case r == ' ' || r == '\t':
-			blank = true
-		}
-		cur.WriteByte(r)
-		wordStart = blank && !inSingle && !inDouble
-	}
-	if inSingle || inDouble {
+	f, ok := readLine(line)
+	if !ok {
 		return nil, false
 	}
-	cut()
-	for _, c := range cmds {
-		if isAssignment(strings.Fields(c)[0]) {
+	return plainCommands(f, line)
+}
+
+// plainCommands is PlainCommands of line as readLine read it into f.
+func plainCommands(f *syntax.File, line string) (cmds []string, ok bool) {
+	var plain func(st *syntax.Stmt) bool
+	plain = func(st *syntax.Stmt) bool {
+		if st.Negated || st.Background || st.Coprocess || st.Disown {
+			return false
+		}
+		for _, r := range st.Redirs {
+			// Standard error joined to output: no file is written.
+			if r.N == nil || line[r.Pos().Offset():r.End().Offset()] != "2>&1" {
+				return false
+			}
+		}
+		switch c := st.Cmd.(type) {
+		case *syntax.BinaryCmd:
+			return (c.Op == syntax.AndStmt || c.Op == syntax.OrStmt || c.Op == syntax.Pipe) && plain(c.X) && plain(c.Y)
+		case *syntax.CallExpr:
+			if len(c.Assigns) > 0 || len(c.Args) == 0 {
+				return false
+			}
+			words := make([]string, len(c.Args))
+			for i, w := range c.Args {
+				if !plainWord(w, line) {
+					return false
+				}
+				words[i] = line[w.Pos().Offset():w.End().Offset()]
+			}
+			cmds = append(cmds, collapse(strings.Join(words, " ")))
+			return true
+		}
+		return false
+	}
+	for _, st := range f.Stmts {
+		if !plain(st) {
 			return nil, false
 		}
 	}
 	return cmds, len(cmds) > 0
 }
 
-// endsWord reports whether a word of line ends at i: the line ends or a
-// blank or command separator follows.
-func endsWord(line string, i int) bool {
-	return i == len(line) || strings.IndexByte(" \t;&|\n\r", line[i]) >= 0
+// plainWord reports whether a word of line is only text and quotes: no
+// expansion of any kind, no braces, no $'…' or $"…", no backslash outside
+// single quotes. It looks at the text as written, which still holds the
+// backslash of a line continuation the parser has taken out.
+func plainWord(w *syntax.Word, line string) bool {
+	src := func(n syntax.Node) string { return line[n.Pos().Offset():n.End().Offset()] }
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(src(p), "\\$`{}()<>") {
+				return false
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return false
+			}
+		case *syntax.DblQuoted:
+			if p.Dollar || strings.ContainsAny(src(p), "\\$`") {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // isAssignment reports whether a command's first word is NAME=value, which

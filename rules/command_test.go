@@ -6,10 +6,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// PlainCommands is the shell lexer allow rules and the bash tool's
+// PlainCommands is the reading of a line allow rules and the bash tool's
 // remembered answers share. The cases are the lines the two lexers it
-// replaced disagreed on (2>&1, braces, assignments, quotes), and the plain
-// ones around them.
+// replaced disagreed on (2>&1, braces, assignments, quotes), the plain
+// ones around them, and the lines bash's grammar reads otherwise than the
+// hand-written lexer this package had before (comments, continuations,
+// keywords).
 func TestPlainCommands(t *testing.T) {
 	tests := []struct {
 		line string
@@ -45,6 +47,25 @@ func TestPlainCommands(t *testing.T) {
 		{"(cd x)", nil},
 		{"go test\nrm x", []string{"go test", "rm x"}},
 		{" ; ", nil},
+		// Read by bash's grammar (readLine), the reading deny and ask
+		// rules use: a comment runs nothing, a line continuation between
+		// words is a blank, and keywords and declarations are not plain
+		// commands.
+		{"go test # note", []string{"go test"}},
+		{"go test # $(rm -rf ~)", []string{"go test"}},
+		{"go test \\\n  -run X ./...", []string{"go test -run X ./..."}},
+		{"go te\\\nst", nil}, // a continuation inside a word is a backslash
+		{"echo a#b", []string{"echo a#b"}},
+		{"# only a comment", nil},
+		{"time go test", nil},
+		{"! go test", nil},
+		{"export GOFLAGS=-mod=mod; go test", nil}, // sets a variable for what follows, like A=1
+		{"a+=b go test", nil},
+		{"if true; then rm -rf ~; fi", nil},
+		{"[[ -f x ]] && go test", nil},
+		{"[ -f x ] && go test", []string{"[ -f x ]", "go test"}},
+		{"&& go test", nil}, // bash refuses it: a syntax error
+		{"go test &&", nil},
 	}
 	for _, tt := range tests {
 		got, ok := PlainCommands(tt.line)

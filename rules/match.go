@@ -5,7 +5,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Target is what rules look at in one call.
@@ -91,10 +95,15 @@ const computedKind = "computed"
 func (s Set) Decide(t Target) (r Rule, ok bool) {
 	var cmds, norms []string // the commands a deny or ask rule looks at, cut once
 	var computed string
-	if t.Command != "" && strings.EqualFold(t.Tool, "bash") && s.speaksOfCommands() {
+	// The line as bash reads it, read once for the deny, ask and allow rules.
+	read := sync.OnceValues(func() (*syntax.File, bool) { return readLine(t.Command) })
+	if t.Command != "" && strings.EqualFold(t.Tool, "bash") && s.hasCommandRule(Deny, Ask) {
 		cmds = anyCommands(t.Command)
-		parsed, ok := parseLine(t.Command)
-		if !ok {
+		f, ok := read()
+		var parsed []shellCommand
+		if ok {
+			parsed = shellCommands(f)
+		} else {
 			computed = t.Command
 		}
 		for _, c := range parsed {
@@ -110,27 +119,19 @@ func (s Set) Decide(t Target) (r Rule, ok bool) {
 				return r, true
 			}
 		}
-		if e == Deny && computed != "" && s.deniesCommands() {
+		if e == Deny && computed != "" && s.hasCommandRule(Deny) {
 			return Rule{Effect: Ask, Text: computed, Source: Source{Kind: computedKind}}, true
 		}
 	}
-	return s.allowed(t)
+	return s.allowed(t, read)
 }
 
-// speaksOfCommands reports whether a deny or ask rule is about bash.
-func (s Set) speaksOfCommands() bool {
+// hasCommandRule reports whether a rule of one of the effects is about
+// bash: a deny or ask rule makes Decide read the line's commands, a deny
+// rule makes it ask about a computed program name.
+func (s Set) hasCommandRule(effects ...Effect) bool {
 	for _, r := range s {
-		if r.Effect != Allow && r.tool == "bash" {
-			return true
-		}
-	}
-	return false
-}
-
-// deniesCommands reports whether a deny rule is about bash.
-func (s Set) deniesCommands() bool {
-	for _, r := range s {
-		if r.Effect == Deny && r.tool == "bash" {
+		if r.tool == "bash" && slices.Contains(effects, r.Effect) {
 			return true
 		}
 	}
@@ -154,9 +155,13 @@ func (r Rule) matchesNormal(norms []string) bool {
 // allowed finds the allow rule for t. A command line is allowed only when
 // it is plain commands joined by ;, &&, || or | and each is allowed by some
 // rule: allowing `go test` never allows `go test && rm -rf ~`.
-func (s Set) allowed(t Target) (Rule, bool) {
+func (s Set) allowed(t Target, read func() (*syntax.File, bool)) (Rule, bool) {
 	if t.Tool == "bash" && t.Command != "" {
-		cmds, ok := PlainCommands(t.Command)
+		f, ok := read()
+		var cmds []string
+		if ok {
+			cmds, ok = plainCommands(f, t.Command)
+		}
 		if !ok {
 			// A substitution, redirection or background job: an allow
 			// rule that names the whole tool still covers it.

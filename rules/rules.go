@@ -6,8 +6,9 @@
 // file tools' paths) and nothing of where rules come from or what the
 // decision does: the agent puts a deny in front of every call as a guard,
 // an ask into the permission prompt, an allow in place of the tool's own
-// approval request. Its shell lexer (PlainCommands) is also the bash
-// tool's, which remembers "always" answers as the rules this package reads.
+// approval request. Its reading of a command line (PlainCommands) is also
+// the bash tool's, which remembers "always" answers as the rules this
+// package reads.
 package rules
 
 import (

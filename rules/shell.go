@@ -15,7 +15,9 @@ import (
 // $(…), subshells, pipelines and functions included. A deny or ask rule
 // is matched against these as well as against the text (anyCommands), so
 // a spelling the text matcher misses is still caught; a line the parser
-// cannot read is treated like a computed program name (asked).
+// cannot read is treated like a computed program name (asked). An allow
+// rule judges the same parse (PlainCommands, rules/command.go): it covers
+// a line only when that is plain commands.
 
 // shellCommand is one simple command of a line.
 type shellCommand struct {
@@ -27,20 +29,24 @@ type shellCommand struct {
 	computed string
 }
 
-// parseLine reads a command line with bash's grammar. ok is false when it
-// does not parse.
-func parseLine(line string) (cmds []shellCommand, ok bool) {
+// readLine reads a command line with bash's grammar: the one reading of a
+// line in this package, which both the commands a deny or ask rule looks
+// at (shellCommands) and whether allow rules can cover a line
+// (plainCommands) come from. ok is false when it does not parse.
+func readLine(line string) (f *syntax.File, ok bool) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
-	if err != nil {
-		return nil, false
-	}
+	return f, err == nil
+}
+
+// shellCommands is every simple command of a line read by readLine.
+func shellCommands(f *syntax.File) (cmds []shellCommand) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if call, is := n.(*syntax.CallExpr); is && len(call.Args) > 0 {
 			cmds = append(cmds, readCall(call))
 		}
 		return true
 	})
-	return cmds, true
+	return cmds
 }
 
 // wrappers run the command their arguments name: its program is the

@@ -5,6 +5,8 @@ package sandbox
 import (
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,25 +90,13 @@ func TestFilesystem(t *testing.T) {
 	}
 }
 
-// listen is a local TCP listener that accepts and closes connections,
-// for as long as the test runs; it returns its address.
+// listen is a loopback port that takes connections (an httptest
+// server's) for as long as the test runs; it returns its address.
 func listen(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln.Addr().String()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
 }
 
 func TestNetwork(t *testing.T) {

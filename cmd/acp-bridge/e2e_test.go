@@ -204,9 +204,16 @@ func (c *rpcClient) updates(kind string) []map[string]any {
 	return out
 }
 
-func (c *rpcClient) agentText() string {
+// agentText is the text of every agent_message_chunk, joined.
+func (c *rpcClient) agentText() string { return c.chunkText("agent_message_chunk") }
+
+// thoughtText is the text of every agent_thought_chunk, joined.
+func (c *rpcClient) thoughtText() string { return c.chunkText("agent_thought_chunk") }
+
+// chunkText is the text of every update of that kind, joined.
+func (c *rpcClient) chunkText(kind string) string {
 	var b strings.Builder
-	for _, u := range c.updates("agent_message_chunk") {
+	for _, u := range c.updates(kind) {
 		b.WriteString(u["content"].(map[string]any)["text"].(string))
 	}
 	return b.String()

@@ -125,12 +125,8 @@ func TestBinaryRecordedEndpoints(t *testing.T) {
 					t.Errorf("card %s ended %q, want completed", id, done[id])
 				}
 			}
-			var thought strings.Builder
-			for _, u := range c.updates("agent_thought_chunk") {
-				thought.WriteString(u["content"].(map[string]any)["text"].(string))
-			}
-			if thought.String() != tc.thought {
-				t.Errorf("thoughts %q, want %q", thought.String(), tc.thought)
+			if thought := c.thoughtText(); thought != tc.thought {
+				t.Errorf("thoughts %q, want %q", thought, tc.thought)
 			}
 			text := c.agentText()
 			if strings.Contains(text, "failed") && !strings.Contains(tc.name, "error") {
@@ -175,12 +171,8 @@ func TestBinaryTokenLimitThenInBandError(t *testing.T) {
 				if err != nil || res["stopReason"] != "max_tokens" {
 					t.Fatalf("prompt = %v, %+v; want stopReason max_tokens", res, err)
 				}
-				var thought strings.Builder
-				for _, u := range c.updates("agent_thought_chunk") {
-					thought.WriteString(u["content"].(map[string]any)["text"].(string))
-				}
-				if thought.String() != tc.thought {
-					t.Errorf("thoughts %q, want %q", thought.String(), tc.thought)
+				if thought := c.thoughtText(); thought != tc.thought {
+					t.Errorf("thoughts %q, want %q", thought, tc.thought)
 				}
 				text := withoutOffNote(c.agentText())
 				if !strings.HasPrefix(text, tc.text) {

@@ -152,15 +152,7 @@ func TestReadmeNamesEveryTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, tools, ok := strings.Cut(string(readme), "\n## Tools\n")
-	if !ok {
-		t.Fatal("README.md has no Tools section")
-	}
-	tools, _, _ = strings.Cut(tools, "\n## ")
+	tools := docPart(t, "README.md", "\n## Tools\n", "\n## ")
 	entry := regexp.MustCompile("(?m)^- `([a-z_]+) \\{")
 	described := map[string]bool{}
 	for _, m := range entry.FindAllStringSubmatch(tools, -1) {
@@ -205,16 +197,7 @@ func TestDesignImportGraph(t *testing.T) {
 		}
 		slices.Sort(actual[p])
 	}
-	design, err := os.ReadFile(filepath.Join(root, "docs", "DESIGN.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, para, ok := strings.Cut(string(design), "Imports point one way")
-	if !ok {
-		t.Fatal("docs/DESIGN.md has no import graph")
-	}
-	para, _, _ = strings.Cut(para, "No cycles.")
-	para = strings.Join(strings.Fields(para), " ")
+	para := strings.Join(strings.Fields(docPart(t, "docs/DESIGN.md", "Imports point one way", "No cycles.")), " ")
 	stated := map[string][]string{}
 	edge := regexp.MustCompile("`([a-z0-9/-]+) → (?:\\{([^}]*)\\}|([a-z0-9/-]+))`")
 	for _, m := range edge.FindAllStringSubmatch(para, -1) {
@@ -266,4 +249,21 @@ func TestDesignImportGraph(t *testing.T) {
 			t.Errorf("DESIGN.md says %s imports nothing of the bridge; it imports %v", p, imps)
 		}
 	}
+}
+
+// docPart is the text of the repository's doc (a slash path from the
+// module root) after the first from, up to the next to (or its end); a doc
+// without from fails the test.
+func docPart(t *testing.T, doc, from, to string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(doc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, part, ok := strings.Cut(string(b), from)
+	if !ok {
+		t.Fatalf("%s has no %q", doc, strings.TrimSpace(from))
+	}
+	part, _, _ = strings.Cut(part, to)
+	return part
 }

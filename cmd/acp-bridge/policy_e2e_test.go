@@ -45,6 +45,12 @@ func answerText(text string) func(http.ResponseWriter, map[string]any) {
 // config as its config file (none when ""), against m.
 func policyBridge(t *testing.T, m *oaiMock, home, config string, args ...string) *rpcClient {
 	t.Helper()
+	return policyBridgeEnv(t, m, home, config, nil, args...)
+}
+
+// policyBridgeEnv is policyBridge with more environment (a proxy, say).
+func policyBridgeEnv(t *testing.T, m *oaiMock, home, config string, env []string, args ...string) *rpcClient {
+	t.Helper()
 	if config != "" {
 		if err := os.MkdirAll(filepath.Join(home, "acp-bridge"), 0o755); err != nil {
 			t.Fatal(err)
@@ -55,7 +61,7 @@ func policyBridge(t *testing.T, m *oaiMock, home, config string, args ...string)
 	}
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
-	return startE2E(t, []string{"MOCK_KEY=sk-e2e", "HOME=" + home, "XDG_CONFIG_HOME=" + home},
+	return startE2E(t, append([]string{"MOCK_KEY=sk-e2e", "HOME=" + home, "XDG_CONFIG_HOME=" + home}, env...),
 		mockArgs(srv, append([]string{"--retries", "0"}, args...)...)...)
 }
 

@@ -83,7 +83,8 @@ func writeRewindFixture(fix string) (string, error) {
 		old := files[k]
 		files[k] = strings.Replace(old, oldLine, newLine, 1)
 		hunks := diffs.Compute(path, &old, files[k])
-		meta, _ := json.Marshal(map[string]any{"diffs": hunks, "line": j + 1, "undo": diffs.Record(path, &old, files[k], hunks)})
+		before := diffs.VersionOf(old)
+		meta, _ := json.Marshal(map[string]any{"diffs": hunks, "line": j + 1, "undo": diffs.Record(path, &before, diffs.VersionOf(files[k]), hunks)})
 		args, _ := json.Marshal(map[string]any{"file_path": path, "old_string": strings.TrimSuffix(oldLine, "\n"), "new_string": strings.TrimSuffix(newLine, "\n")})
 		text := fmt.Sprintf("Edit line %d of f%03d.txt", j, k)
 		prompt, _ := json.Marshal([]map[string]string{{"type": "text", "text": text}})

@@ -87,21 +87,9 @@ func TestBinarySandboxConfinesWrites(t *testing.T) {
 
 func TestBinarySandboxNetwork(t *testing.T) {
 	needSandbox(t)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conn.Close()
-		}
-	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	srv := httptest.NewServer(http.NotFoundHandler()) // a loopback port that takes connections
+	defer srv.Close()
+	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
 	connect := fmt.Sprintf(`{"command":"exec 3<>/dev/tcp/127.0.0.1/%s && echo connected"}`, port)
 	for _, tc := range []struct {
 		config string

@@ -19,6 +19,7 @@ package netguard
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 )
 
 // special is a range refused, with what it is.
@@ -137,3 +138,29 @@ func Refusal(a netip.Addr) string {
 
 // Port reports whether port may be reached without the host being open.
 func Port(port uint16) bool { return port == 80 || port == 443 }
+
+// HostRefusal says why a host name is refused whatever it resolves to; ""
+// when it is not. A name whose last label is a number is an IPv4 address
+// to the URL standard (WHATWG "ends in a number"), to C resolvers
+// (inet_aton: 2130706433, 0x7f000001, 0177.0.0.1, 127.1 and 0 all read as
+// 127.0.0.1 or 0.0.0.0) and so to most proxies, while Go's resolver
+// sends it to DNS: the address the guard would check and the one a
+// resolver or proxy elsewhere connects to could differ. Only the four
+// decimal numbers netip reads are accepted as an address; every other
+// numeric form is refused before anything resolves it.
+func HostRefusal(host string) string {
+	h := strings.TrimSuffix(host, ".")
+	if _, err := netip.ParseAddr(host); err == nil || h == "" {
+		return ""
+	}
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	if hex, ok := strings.CutPrefix(strings.ToLower(last), "0x"); ok {
+		last = strings.Trim(hex, "0123456789abcdef")
+		if last != "" {
+			return ""
+		}
+	} else if last == "" || strings.Trim(last, "0123456789") != "" {
+		return ""
+	}
+	return "an IPv4 address in a shorthand form (decimal, octal or hex numbers, fewer than four parts, or a trailing dot); write it as four decimal numbers"
+}

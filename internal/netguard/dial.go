@@ -161,6 +161,9 @@ func (g *Guard) Check(ctx context.Context, host, port string) error {
 	if err != nil {
 		return err
 	}
+	if why := HostRefusal(host); why != "" {
+		return &RefusedError{Host: host, Why: why}
+	}
 	if g.open(host) {
 		return nil
 	}
@@ -212,6 +215,9 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	p, err := parsePort(host, port)
 	if err != nil {
 		return nil, err
+	}
+	if why := HostRefusal(host); why != "" {
+		return nil, &RefusedError{Host: host, Why: why}
 	}
 	open := g.open(host)
 	if !open && !Port(uint16(p)) {

@@ -309,6 +309,10 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	}
 	out := Outcome{Cwd: cwd, TimeoutMs: timeout.Milliseconds()}
 
+	cmd, pol, err := shellCommand(ctx, in.Command, cwd, o.env)
+	if err != nil {
+		return out, err
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return out, err
@@ -321,24 +325,9 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	}
 	growPipe(outW)
 	growPipe(errW)
-	shell, err := Find()
-	if err != nil {
-		closeAll(outR, outW, errR, errW)
-		return out, registry.Errorf("BASH_SPAWN", err.Error())
-	}
-	// Not CommandContext: cancellation must take down the whole group, with
-	// a grace period, which we do ourselves.
-	cmd := exec.Command(shell, "-c", in.Command)
-	cmd.Dir = cwd
-	cmd.Env = append(scrubbedEnv(), o.env...)
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
 	if o.stdin != nil {
 		cmd.Stdin = bytes.NewReader(o.stdin)
-	}
-	pol := sandbox.PolicyFrom(ctx)
-	if err := confine(cmd, pol); err != nil {
-		closeAll(outR, outW, errR, errW)
-		return out, err
 	}
 
 	if dc, ok := c.Files.(DiskChanges); ok {
@@ -415,14 +404,26 @@ func run(ctx context.Context, c *registry.Call, in Args, o Options) (Outcome, er
 	return out, nil
 }
 
-// confine puts cmd under the sandbox policy of its call (sandbox.Wrap); a
-// policy the platform cannot enforce fails the call: the command never
-// runs unconfined unless the user chose mode off.
-func confine(cmd *exec.Cmd, pol *sandbox.Policy) error {
-	if err := sandbox.Wrap(cmd, pol); err != nil {
-		return registry.Errorf(sandbox.CodeUnavailable, fmt.Sprintf("the command was not run: %v. Commands run unconfined only with sandbox mode off (the mode picker, --sandbox off or sandbox.mode: off)", err))
+// shellCommand is `bash -c line` in cwd, with the scrubbed environment and
+// env added, under the sandbox policy of its call (sandbox.Wrap), not yet
+// started: the one way the tool makes the process of a command, in the
+// foreground or as a job. Not CommandContext: cancellation must take down
+// the whole group, with a grace period, which the caller does. A policy
+// the platform cannot enforce fails the call: the command never runs
+// unconfined unless the user chose mode off.
+func shellCommand(ctx context.Context, line, cwd string, env []string) (*exec.Cmd, *sandbox.Policy, error) {
+	shell, err := Find()
+	if err != nil {
+		return nil, nil, registry.Errorf("BASH_SPAWN", err.Error())
 	}
-	return nil
+	cmd := exec.Command(shell, "-c", line)
+	cmd.Dir = cwd
+	cmd.Env = append(scrubbedEnv(), env...)
+	pol := sandbox.PolicyFrom(ctx)
+	if err := sandbox.Wrap(cmd, pol); err != nil {
+		return nil, nil, registry.Errorf(sandbox.CodeUnavailable, fmt.Sprintf("the command was not run: %v. Commands run unconfined only with sandbox mode off (the mode picker, --sandbox off or sandbox.mode: off)", err))
+	}
+	return cmd, pol, nil
 }
 
 // refusalNote tells the model what the sandbox refused, and why.
@@ -471,11 +472,5 @@ func (c *collector) add(s *stream, p []byte) {
 	if c.emit != nil {
 		// The listener may keep the chunk (coalescing): give it its own copy.
 		c.emit(bytes.Clone(p))
-	}
-}
-
-func closeAll(fs ...*os.File) {
-	for _, f := range fs {
-		f.Close()
 	}
 }

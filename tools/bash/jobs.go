@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
 	"time"
 
@@ -31,9 +30,9 @@ func startJob(ctx context.Context, c *registry.Call, in Args, cwd string, o Opti
 	if c.Jobs == nil {
 		return out, registry.Errorf("BASH_NO_BACKGROUND", "background commands are not available here; run the command without run_in_background")
 	}
-	shell, err := Find()
+	cmd, pol, err := shellCommand(ctx, in.Command, cwd, o.env)
 	if err != nil {
-		return out, registry.Errorf("BASH_SPAWN", err.Error())
+		return out, err
 	}
 	// One pipe for both streams: the job's output is read as the terminal
 	// shows it, interleaved.
@@ -41,15 +40,7 @@ func startJob(ctx context.Context, c *registry.Call, in Args, cwd string, o Opti
 	if err != nil {
 		return out, err
 	}
-	cmd := exec.Command(shell, "-c", in.Command)
-	cmd.Dir = cwd
-	cmd.Env = scrubbedEnv()
 	cmd.Stdout, cmd.Stderr = w, w
-	pol := sandbox.PolicyFrom(ctx)
-	if err := confine(cmd, pol); err != nil {
-		closeAll(r, w)
-		return out, err
-	}
 	group, err := procgroup.Start(cmd)
 	w.Close()
 	if err != nil {

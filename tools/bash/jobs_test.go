@@ -5,6 +5,8 @@ package bash
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/internal/jobs"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/sandbox"
 )
 
 // runTool runs one tool definition on a call that has the job table tb.
@@ -86,5 +89,35 @@ func TestBackgroundJob(t *testing.T) {
 	}
 	if r := runTool(t, Tool(nil), dir, nil, Args{Command: "true", RunInBackground: true}); r.Code != "BASH_NO_BACKGROUND" {
 		t.Errorf("without a job table: %s %s", r.Code, r.Text())
+	}
+}
+
+// A command in the foreground and a background job are made by one
+// shellCommand: on a platform that cannot confine, neither runs, and both
+// fail with SANDBOX_UNAVAILABLE.
+func TestUnconfinableCommandNeverRuns(t *testing.T) {
+	defer func(p func() sandbox.Support) { sandbox.Probe = p }(sandbox.Probe)
+	sandbox.Probe = func() sandbox.Support { return sandbox.Support{Reason: "simulated: no Landlock"} }
+	dir := t.TempDir()
+	d, err := registry.Define(Tool(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := sandbox.WithPolicy(t.Context(), &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{dir}, TempDir: t.TempDir()})
+	tb := jobs.New(nil)
+	defer tb.Close()
+	for _, background := range []bool{false, true} {
+		raw, _ := json.Marshal(Args{Command: "echo ran > ran", RunInBackground: background})
+		_, err := d.Run(ctx, &registry.Call{ID: "c1", Name: "bash", Args: raw, Cwd: dir, Roots: []string{dir}, Jobs: tb})
+		var te *registry.Error
+		if !asToolError(err, &te) || te.Code != sandbox.CodeUnavailable || !strings.Contains(te.Message, "simulated: no Landlock") {
+			t.Errorf("background %v: %v, want a %s failure naming the reason", background, err, sandbox.CodeUnavailable)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("a command ran unconfined")
+	}
+	if _, _, err := tb.Read("job-1"); err == nil {
+		t.Error("a job was started")
 	}
 }

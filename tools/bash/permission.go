@@ -63,9 +63,9 @@ func exactSubject(cmd string) string {
 }
 
 // commandPrefix returns "program subcommand" (or "program") of a line that
-// is one plain command as rules.PlainCommands lexes it (the lexer allow
-// rules judge lines with, so the rule an answer remembers covers the
-// lines it was given for), and false for any other line.
+// is one plain command as rules.PlainCommands reads it (the reading allow
+// rules judge lines by, so the rule an answer remembers covers the lines
+// it was given for), and false for any other line.
 func commandPrefix(cmd string) (string, bool) {
 	cmds, ok := rules.PlainCommands(cmd)
 	if !ok || len(cmds) != 1 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,6 +34,31 @@ func openDirectory(abs string) (openDir, error) {
 }
 
 func (d openDir) close() { syscall.Close(d.fd) }
+
+// holdDirs: a file is opened by its name in its open directory (openat),
+// so the walk keeps directories open for grep (walkOptions.openFiles).
+const holdDirs = true
+
+// open opens the regular file name in the directory, read-only, without
+// following a symlink (the walk listed a regular file; one swapped in for
+// it since is refused, not followed out of the tree). buf is the caller's,
+// reused for the NUL-terminated name: syscall.Open allocates one for every
+// file, and grep opens every file of a tree.
+func (d openDir) open(name string, buf *[]byte) (fileHandle, error) {
+	b := append(append((*buf)[:0], name...), 0)
+	*buf = b
+	for {
+		fd, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(d.fd), uintptr(unsafe.Pointer(&b[0])),
+			syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0, 0, 0)
+		switch errno {
+		case 0:
+			return int(fd), nil
+		case syscall.EINTR:
+			continue
+		}
+		return -1, errno
+	}
+}
 
 // entries lists the directory (without "." and ".."), using buf for the
 // system call.

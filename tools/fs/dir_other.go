@@ -18,6 +18,15 @@ func openDirectory(abs string) (openDir, error) {
 
 func (d openDir) close() { d.f.Close() }
 
+// holdDirs: elsewhere files are opened by their whole path, so the walk
+// keeps no directory open for them.
+const holdDirs = false
+
+// open is never called where holdDirs is false.
+func (d openDir) open(string, *[]byte) (fileHandle, error) {
+	panic("fs: openDir.open without holdDirs")
+}
+
 func (d openDir) entries([]byte) ([]dirEntry, error) {
 	des, err := d.f.ReadDir(-1)
 	out := make([]dirEntry, 0, len(des))

@@ -119,7 +119,11 @@ func planEdit(ctx context.Context, c *registry.Call, path string, in editArgs, c
 func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, error) {
 	path := resolve(c.Cwd, in.FilePath)
 	out := changeOut{Path: path, All: in.ReplaceAll}
-	content, edits, note, err := planEdit(ctx, c, path, in, func(content string) error { return checkFresh(c, "edit", path, content) })
+	var before diffs.Version
+	content, edits, note, err := planEdit(ctx, c, path, in, func(content string) error {
+		before = diffs.VersionOf(content)
+		return checkFresh(c, "edit", path, before.Hash)
+	})
 	if err != nil {
 		return out, err
 	}
@@ -130,13 +134,13 @@ func runEdit(ctx context.Context, c *registry.Call, in editArgs) (changeOut, err
 		return out, err
 	}
 	out.Replaced = len(edits)
-	out.Line = firstChangedLine(&content, saved)
-	if out.Reformatted = reformatNote(path, updated, saved); out.Reformatted == "" {
+	out.Line = firstChangedLine(&content, saved.Text)
+	if out.Reformatted = reformatNote(path, updated, saved.Text); out.Reformatted == "" {
 		out.Diffs = diffs.FromEdits(path, content, edits)
 	} else {
-		out.Diffs = diffs.Compute(path, &content, saved)
+		out.Diffs = diffs.Compute(path, &content, saved.Text)
 	}
-	out.Undo = diffs.Record(path, &content, saved, out.Diffs)
+	out.Undo = diffs.Record(path, &before, saved, out.Diffs)
 	return out, nil
 }
 

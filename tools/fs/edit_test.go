@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/registry"
+	"github.com/acp-bridge/acp-bridge/tools/fs"
 )
 
 func TestEditRoundTrips(t *testing.T) {
@@ -241,5 +243,35 @@ func TestEditTolerantMatchSaysSo(t *testing.T) {
 	r = e.mustRun("edit", args{"file_path": "f.go", "old_string": "z()", "new_string": "w()"})
 	if card := e.scope.Get("edit").PresentResult(e.call("edit", args{"file_path": "f.go", "old_string": "z()", "new_string": "w()"}).Args, r).(registry.DiffCard); card.Title != "Edit f.go" {
 		t.Errorf("exact edit's title %q", card.Title)
+	}
+}
+
+// The version a write or edit leaves is hashed once (diffs.Version): the
+// hash the change's Undo records is the one the session's read-tracking
+// holds, also when the editor formats the text as it saves it.
+func TestChangeRecordsTheVersionItTracks(t *testing.T) {
+	ed := &fakeEditor{buffers: map[string]string{}, format: func(s string) string { return strings.ReplaceAll(s, "\t", "    ") }}
+	e := newEnv(t, ed)
+	p := e.path("a.go")
+	tracker := e.files.(fs.Tracker)
+	for _, step := range []struct {
+		tool  string
+		args  map[string]any
+		saved string
+	}{
+		{"write", map[string]any{"file_path": p, "content": "a\n\tb\n"}, "a\n    b\n"},
+		{"edit", map[string]any{"file_path": p, "old_string": "a", "new_string": "\tc"}, "    c\n    b\n"},
+	} {
+		r := e.mustRun(step.tool, step.args)
+		var m struct{ Undo diffs.Undo }
+		if err := json.Unmarshal(r.Meta, &m); err != nil {
+			t.Fatalf("%s: meta %s: %v", step.tool, r.Meta, err)
+		}
+		if m.Undo.After != diffs.Hash(step.saved) {
+			t.Errorf("%s: the undo records %s, not the hash of the text saved", step.tool, m.Undo.After)
+		}
+		if seen, current := tracker.ReadState(p, m.Undo.After); !seen || !current {
+			t.Errorf("%s: the tracked version is not the one the undo records (seen %v, current %v)", step.tool, seen, current)
+		}
 	}
 }

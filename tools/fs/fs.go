@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/internal/atomicfile"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
@@ -28,14 +29,16 @@ func Register(r *registry.Registry) {
 // Tracker is the read-tracking a Call.Files may offer (the agent's does,
 // per session). With it, edit refuses a file the session has not read, or
 // that changed since it was read, and write refuses to overwrite one. The
-// version of a file is its content: what the session last saw (read) or
-// last put there (write, edit).
+// version of a file is its content, known by its diffs.Hash (taken once,
+// diffs.Version, for the tracking and the change's Undo): what the session
+// last saw (read) or last put there (write, edit).
 type Tracker interface {
-	// MarkRead records content as the version of path the session has seen.
-	MarkRead(path, content string)
+	// MarkRead records the content of hash as the version of path the
+	// session has seen.
+	MarkRead(path, hash string)
 	// ReadState reports whether the session has seen path, and whether
-	// content is still the version it saw.
-	ReadState(path, content string) (seen, current bool)
+	// the content of hash is still the version it saw.
+	ReadState(path, hash string) (seen, current bool)
 }
 
 // files returns the call's file access: the agent's (editor or disk), or
@@ -95,10 +98,10 @@ func notFound(path string) error {
 // seen, what the diff card shows and what the next edit is checked against.
 // When the read-back fails, or answers nothing for a file still not on
 // disk, the text sent stands.
-func writeText(ctx context.Context, c *registry.Call, path, content string) (string, error) {
+func writeText(ctx context.Context, c *registry.Call, path, content string) (diffs.Version, error) {
 	f := files(c)
 	if err := f.WriteText(ctx, path, content); err != nil {
-		return "", registry.Errorf("FS_ERROR", fmt.Sprintf("could not write %s: %v", path, err))
+		return diffs.Version{}, registry.Errorf("FS_ERROR", fmt.Sprintf("could not write %s: %v", path, err))
 	}
 	saved := content
 	if c.Files != nil { // disk{} wrote exactly content
@@ -107,10 +110,11 @@ func writeText(ctx context.Context, c *registry.Call, path, content string) (str
 			saved = s
 		}
 	}
+	v := diffs.VersionOf(saved)
 	if t := tracker(c); t != nil {
-		t.MarkRead(path, saved)
+		t.MarkRead(path, v.Hash)
 	}
-	return saved, nil
+	return v, nil
 }
 
 // resolve makes p absolute against cwd.

@@ -136,7 +136,7 @@ func runGrep(ctx context.Context, c *registry.Call, in grepArgs) (grepOut, error
 		s.whole = prefilter(in.Pattern)
 	}
 	if !st.IsDir() {
-		fm, err := s.file(root, &grepWorker{})
+		fm, err := s.file(&walkEntry{abs: root}, &grepWorker{})
 		if err != nil {
 			return grepOut{}, registry.Errorf("FS_ERROR", err.Error())
 		}
@@ -201,8 +201,9 @@ type searcher struct {
 
 // grepWorker is what one searching goroutine reuses from file to file.
 type grepWorker struct {
-	buf []byte
-	sc  scanner
+	buf  []byte
+	name []byte // a file's name for openat, NUL-terminated
+	sc   scanner
 }
 
 // tree searches every file under root with a bounded pool of workers.
@@ -218,7 +219,7 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 	// them. A batch's number is its place in walk order.
 	type job struct {
 		seq   int
-		paths []string
+		files []walkEntry
 	}
 	type done struct {
 		seq   int
@@ -231,7 +232,7 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 	go func() {
 		defer close(jobs)
 		seq := 0
-		var batch []string
+		var batch []walkEntry
 		send := func() error {
 			select {
 			case jobs <- job{seq, batch}:
@@ -241,29 +242,36 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 				return ctx.Err()
 			}
 		}
-		var opt walkOptions
+		opt := walkOptions{openFiles: true}
 		if include != nil {
 			opt.keep = include.match
 		}
 		err := walkFiles(ctx, root, opt, func(e *walkEntry) error {
-			abs := e.abs
 			if e.typ&iofs.ModeSymlink != 0 {
 				// Followed only to a regular file inside the roots: a link
-				// out of the workspace is not read.
-				st, err := os.Stat(abs)
-				if err != nil || !st.Mode().IsRegular() || !inRoots(c, abs) {
+				// out of the workspace is not read. Opened by its path,
+				// which follows it.
+				e.done()
+				st, err := os.Stat(e.abs)
+				if err != nil || !st.Mode().IsRegular() || !inRoots(c, e.abs) {
 					return nil
 				}
 			} else if !e.typ.IsRegular() {
+				e.done()
 				return nil
 			}
-			if batch = append(batch, abs); len(batch) == grepBatch {
+			if batch = append(batch, *e); len(batch) == grepBatch {
 				return send()
 			}
 			return nil
 		})
 		if err == nil && len(batch) > 0 {
-			_ = send()
+			err = send()
+		}
+		if err != nil {
+			for i := range batch {
+				batch[i].done() // never sent: their directories may close
+			}
 		}
 	}()
 	var workers sync.WaitGroup
@@ -273,18 +281,20 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 			defer workers.Done()
 			w := &grepWorker{}
 			for j := range jobs {
+				var files []grepFile
+				for i := range j.files {
+					e := &j.files[i]
+					if ctx.Err() != nil {
+						e.done() // stopped: the rest is not read
+						continue
+					}
+					m, _ := s.file(e, w) // unreadable files are skipped
+					if len(m) > 0 {
+						files = append(files, grepFile{Path: e.abs, Matches: m})
+					}
+				}
 				if ctx.Err() != nil {
 					continue // stopped: drain the queue without reading
-				}
-				var files []grepFile
-				for _, p := range j.paths {
-					if ctx.Err() != nil {
-						break // stopped: the rest is not read
-					}
-					m, _ := s.file(p, w) // unreadable files are skipped
-					if len(m) > 0 {
-						files = append(files, grepFile{Path: p, Matches: m})
-					}
 				}
 				select {
 				case results <- done{j.seq, files}:
@@ -359,8 +369,36 @@ const grepMaxLine = 16 << 20
 // file returns the matching lines of one file (at most s.limit), or none
 // for a binary file. Raw system calls, because os.File's setup
 // (non-blocking mode, poller registration) costs more than reading a small
-// file, and grep opens every file of a tree.
-func (s *searcher) file(path string, w *grepWorker) ([]grepMatch, error) {
+// file, and grep opens every file of a tree. The file is opened by name in
+// its directory where the walk kept that open (walkEntry.in).
+func (s *searcher) file(e *walkEntry, w *grepWorker) ([]grepMatch, error) {
+	var fd fileHandle
+	var err error
+	if e.in != nil {
+		fd, err = e.in.d.open(e.name, &w.name)
+		e.done()
+	} else {
+		fd, err = openFile(e.abs)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: e.abs, Err: err}
+	}
+	defer syscall.Close(fd)
+	return s.read(fd, e.abs, w)
+}
+
+// openFile opens a file by its path, read-only.
+func openFile(path string) (fileHandle, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// read returns the matching lines of the open file fd, named path.
+func (s *searcher) read(fd fileHandle, path string, w *grepWorker) ([]grepMatch, error) {
 	if cap(w.buf) < grepChunk {
 		w.buf = make([]byte, 0, grepChunk)
 	}
@@ -369,18 +407,6 @@ func (s *searcher) file(path string, w *grepWorker) ([]grepMatch, error) {
 			w.buf = nil // a buffer grown for a long line is not kept
 		}
 	}()
-	var fd fileHandle
-	var err error
-	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer syscall.Close(fd)
 	var out []grepMatch
 	buf := w.buf[:0]
 	line := 1 // the number of the line buf starts with

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/acp-bridge/acp-bridge/diffs"
 	"github.com/acp-bridge/acp-bridge/registry"
 )
 
@@ -50,7 +51,7 @@ func readTool() registry.Tool[readArgs, string] {
 			if r.IsError {
 				return nil // the generic card shows the error text
 			}
-			return readCard(in, fence(contentSection(r.Text()), ""))
+			return readCard(in, fence(registry.ContentSection(r.Text()), ""))
 		},
 	}
 }
@@ -75,15 +76,6 @@ func readCard(in readArgs, content string) registry.View {
 	return card
 }
 
-// contentSection returns what lies between <content> and </content>.
-func contentSection(s string) string {
-	if _, after, ok := strings.Cut(s, "<content>\n"); ok {
-		s = after
-	}
-	s, _, _ = strings.Cut(s, "</content>")
-	return s
-}
-
 func runRead(ctx context.Context, c *registry.Call, in readArgs) (string, error) {
 	path := resolve(c.Cwd, in.FilePath)
 	data, err := readFile(ctx, c, path)
@@ -97,7 +89,7 @@ func runRead(ctx context.Context, c *registry.Call, in readArgs) (string, error)
 	// The whole file was read, whatever part was shown: that is the version
 	// a later edit is checked against.
 	if t := tracker(c); t != nil {
-		t.MarkRead(path, string(data))
+		t.MarkRead(path, diffs.Hash(string(data)))
 	}
 	return out, nil
 }
@@ -171,41 +163,28 @@ func formatRead(path string, data []byte, offset, limit int) (string, error) {
 	if text != "" {
 		lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	}
-	total := len(lines)
-	if offset <= 0 {
-		offset = 1
-	}
 	if limit <= 0 || limit > readLimit {
 		limit = readLimit
 	}
-	if offset > total && !(total == 0 && offset == 1) {
-		return "", registry.Errorf("FS_BAD_OFFSET", fmt.Sprintf("offset %d is beyond the end of %s (%d lines)", offset, path, total))
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "<path>%s</path>\n<type>file</type>\n<content>\n", path)
-	bytesUsed, last, capped := 0, offset-1, false
-	for i := offset - 1; i < total && i < offset-1+limit; i++ {
+	w, ok := registry.PageLines(len(lines), offset, limit, readMaxBytes, func(i int) string {
 		line := strings.TrimSuffix(lines[i], "\r")
 		if utf8.RuneCountInString(line) > readMaxLineLength {
 			line = string([]rune(line)[:readMaxLineLength]) + fmt.Sprintf("... (line truncated to %d chars)", readMaxLineLength)
 		}
-		entry := fmt.Sprintf("%d: %s\n", i+1, line)
-		if bytesUsed+len(entry) > readMaxBytes && i > offset-1 {
-			capped = true
-			break
-		}
-		b.WriteString(entry)
-		bytesUsed += len(entry)
-		last = i + 1
+		return fmt.Sprintf("%d: %s\n", i+1, line)
+	})
+	if !ok {
+		return "", registry.Errorf("FS_BAD_OFFSET", fmt.Sprintf("offset %d is beyond the end of %s (%d lines)", offset, path, len(lines)))
 	}
-	b.WriteString("\n")
+	var b strings.Builder
+	fmt.Fprintf(&b, "<path>%s</path>\n<type>file</type>\n<content>\n%s\n", path, w.Text)
 	switch {
-	case capped:
-		fmt.Fprintf(&b, "(Output capped. Showing lines %d-%d. Use offset=%d to continue.)", offset, last, last+1)
-	case last < total:
-		fmt.Fprintf(&b, "(Showing lines %d-%d of %d. Use offset=%d to continue.)", offset, last, total, last+1)
+	case w.Capped:
+		fmt.Fprintf(&b, "(Output capped. Showing lines %d-%d. Use offset=%d to continue.)", w.First, w.Last, w.Next())
+	case w.Next() > 0:
+		b.WriteString("(" + registry.ShowingLines(w.First, w.Last, w.Total) + ")")
 	default:
-		fmt.Fprintf(&b, "(End of file - total %d lines)", total)
+		fmt.Fprintf(&b, "(End of file - total %d lines)", w.Total)
 	}
 	b.WriteString("\n</content>")
 	return b.String(), nil

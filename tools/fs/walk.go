@@ -240,7 +240,42 @@ type walkOptions struct {
 	// modTime asks for each kept file's modification time, taken with
 	// fstatat on the open directory (no lookup of the whole path).
 	modTime bool
+	// openFiles says the caller opens the files it is given (grep): a
+	// directory's descriptor is then kept open for them (walkEntry.in), so
+	// each is opened by its name in its directory instead of by its whole
+	// path, which the kernel would walk again from the root: a fifth of a
+	// large search's CPU went to that walk (BENCHMARKS.md).
+	openFiles bool
 }
+
+// heldDir is a directory kept open for the files listed in it, until each
+// has been opened or passed over. It holds one reference for the walk,
+// dropped once the walk has handed out its files (or ends without), and
+// one for each file handed out, dropped by whoever takes the file
+// (walkEntry.done).
+type heldDir struct {
+	d      openDir
+	refs   atomic.Int32
+	walk   sync.Once
+	budget *atomic.Int32 // the walker's count of held directories
+}
+
+// drop releases one reference; the last closes the directory.
+func (h *heldDir) drop() {
+	if h.refs.Add(-1) == 0 {
+		h.d.close()
+		h.budget.Add(-1)
+	}
+}
+
+// dropWalk releases the walk's own reference, once.
+func (h *heldDir) dropWalk() { h.walk.Do(h.drop) }
+
+// maxHeldDirs bounds the directories a walk keeps open at once: the ones
+// read ahead and not yet visited, and those whose files are still queued.
+// Past it a directory is closed once listed, and its files are opened by
+// their whole path, as before.
+var maxHeldDirs int32 = 256 // a variable so a test can cross it
 
 // dirNode is one directory of a walk, read by whichever goroutine claims
 // it first: a worker reading ahead, or the walk itself when it gets there.
@@ -250,6 +285,7 @@ type dirNode struct {
 	claimed atomic.Bool
 	done    chan struct{} // closed once entries are set
 	entries []walkEntry
+	held    *heldDir // the directory, kept open for its files (walkOptions.openFiles)
 }
 
 // walkEntry is a file, or a subdirectory (dir set) to descend into.
@@ -258,6 +294,20 @@ type walkEntry struct {
 	typ iofs.FileMode // the type bits of its directory entry
 	mod time.Time     // with walkOptions.modTime; zero when it could not be taken
 	dir *dirNode
+	// in is the file's directory, open, with walkOptions.openFiles where
+	// the platform and the budget allow; name is the file's name in it.
+	// Whoever takes a file with in set calls done exactly once.
+	in   *heldDir
+	name string
+}
+
+// done says the entry's file has been opened or passed over: its
+// directory may close.
+func (e *walkEntry) done() {
+	if e.in != nil {
+		e.in.drop()
+		e.in = nil
+	}
 }
 
 // dirEntry is one name of a directory listing.
@@ -284,6 +334,8 @@ type walker struct {
 	ahead   int        // entries read and not yet visited
 	closed  bool
 	workers sync.WaitGroup
+	held    []*heldDir   // every directory kept open, for close
+	nheld   atomic.Int32 // how many are open now
 }
 
 func newWalker(ctx context.Context, root string, opt walkOptions) *walker {
@@ -302,6 +354,11 @@ func (w *walker) close() {
 	w.cond.Broadcast()
 	w.mu.Unlock()
 	w.workers.Wait()
+	// A directory read ahead and never visited (the walk stopped) still
+	// has the walk's reference; one visited has dropped it already.
+	for _, h := range w.held {
+		h.dropWalk()
+	}
 }
 
 // work reads directories ahead of the walk.
@@ -338,7 +395,12 @@ func (w *walker) read(n *dirNode, buf []byte) {
 	if err != nil {
 		return // unreadable directories are skipped, as a search tool does
 	}
-	defer d.close()
+	var held *heldDir
+	defer func() {
+		if held == nil {
+			d.close()
+		}
+	}()
 	entries, err := d.entries(buf)
 	if err != nil && len(entries) == 0 {
 		return
@@ -372,20 +434,47 @@ func (w *walker) read(n *dirNode, buf []byte) {
 		if ig.ignored(abs, name, false) || w.opt.keep != nil && !w.opt.keep(relTo(w.root, abs)) {
 			continue
 		}
-		we := walkEntry{abs: abs, typ: e.typ}
+		we := walkEntry{abs: abs, typ: e.typ, name: abs[len(abs)-len(name):]}
 		if w.opt.modTime {
 			we.mod, _ = d.modTime(name)
 		}
 		out = append(out, we)
 	}
-	n.entries = out
+	if len(out) > len(subs) {
+		held = w.hold(d, out)
+	}
+	n.entries, n.held = out, held
 	w.mu.Lock()
+	if held != nil {
+		w.held = append(w.held, held)
+	}
 	w.ahead += len(out)
 	for i := len(subs) - 1; i >= 0; i-- {
 		w.stack = append(w.stack, subs[i])
 	}
 	w.cond.Broadcast()
 	w.mu.Unlock()
+}
+
+// hold keeps d open for the files among out, when the walk's caller opens
+// files, the platform opens them by name in a directory, and the budget
+// has room; nil otherwise.
+func (w *walker) hold(d openDir, out []walkEntry) *heldDir {
+	if !w.opt.openFiles || !holdDirs {
+		return nil
+	}
+	if w.nheld.Add(1) > maxHeldDirs {
+		w.nheld.Add(-1)
+		return nil
+	}
+	h := &heldDir{d: d, budget: &w.nheld}
+	h.refs.Store(1)
+	for i := range out {
+		if out[i].dir == nil {
+			out[i].in = h
+		}
+	}
+	return h
 }
 
 // visit calls fn for the files of n and its subdirectories, in order.
@@ -403,6 +492,9 @@ func (w *walker) visit(n *dirNode, fn func(*walkEntry) error) error {
 	}
 	entries := n.entries
 	n.entries = nil
+	if n.held != nil {
+		defer n.held.dropWalk()
+	}
 	defer func() {
 		w.mu.Lock()
 		w.ahead -= len(entries)
@@ -416,6 +508,9 @@ func (w *walker) visit(n *dirNode, fn func(*walkEntry) error) error {
 				return err
 			}
 			continue
+		}
+		if e.in != nil {
+			e.in.refs.Add(1) // fn's, dropped by whoever takes the file
 		}
 		if err := fn(e); err != nil {
 			return err

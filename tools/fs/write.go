@@ -95,16 +95,17 @@ func runWrite(ctx context.Context, c *registry.Call, in writeArgs) (changeOut, e
 	case st.IsDir():
 		return out, registry.Errorf("FS_IS_DIRECTORY", fmt.Sprintf("%s is a directory, not a file", path))
 	}
-	var old *string
+	var old *diffs.Version
 	if !out.Created {
 		cur, err := readText(ctx, c, path, true)
 		if err != nil {
 			return out, err
 		}
-		if err := checkFresh(c, "write", path, cur); err != nil {
+		v := diffs.VersionOf(cur)
+		if err := checkFresh(c, "write", path, v.Hash); err != nil {
 			return out, err
 		}
-		old = &cur
+		old = &v
 	}
 	// The editor creates the file but not necessarily its directories.
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -114,22 +115,26 @@ func runWrite(ctx context.Context, c *registry.Call, in writeArgs) (changeOut, e
 	if err != nil {
 		return out, err
 	}
-	out.Diffs = diffs.Compute(path, old, saved)
+	var oldText *string
+	if old != nil {
+		oldText = &old.Text
+	}
+	out.Diffs = diffs.Compute(path, oldText, saved.Text)
 	out.Undo = diffs.Record(path, old, saved, out.Diffs)
-	out.Line = firstChangedLine(old, saved)
-	out.Reformatted = reformatNote(path, in.Content, saved)
+	out.Line = firstChangedLine(oldText, saved.Text)
+	out.Reformatted = reformatNote(path, in.Content, saved.Text)
 	return out, nil
 }
 
 // checkFresh enforces read-before-write: the session must have read path,
-// and content (what is there now) must be the version it read. Without a
-// tracker there is no session state to check against.
-func checkFresh(c *registry.Call, verb, path, content string) error {
+// and the content of hash (what is there now) must be the version it
+// read. Without a tracker there is no session state to check against.
+func checkFresh(c *registry.Call, verb, path, hash string) error {
 	t := tracker(c)
 	if t == nil {
 		return nil
 	}
-	seen, current := t.ReadState(path, content)
+	seen, current := t.ReadState(path, hash)
 	switch {
 	case !seen:
 		return registry.Errorf("FS_NOT_OBSERVED", fmt.Sprintf("%s requires reading %q first — read the file, then retry", verb, path))

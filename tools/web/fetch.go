@@ -124,7 +124,7 @@ func fetchTool(o *Options) registry.Tool[fetchArgs, Page] {
 				return nil // the generic card shows the error text
 			}
 			return registry.GenericCard{Title: "Fetch " + in.URL, Kind: "fetch",
-				Content: []registry.Content{registry.Text(contentSection(r.Text()))}}
+				Content: []registry.Content{registry.Text(registry.ContentSection(r.Text()))}}
 		},
 	}
 }
@@ -176,12 +176,23 @@ func checkURL(u *url.URL) error {
 		return refused("%s has credentials in it (user:password@): web_fetch does not send credentials", u.Redacted())
 	case u.Host == "" || rules.Domain(u.String()) == "":
 		return refused("%q names no host web_fetch can reach", u.String())
+	case hostRefusal(u) != "":
+		return refused("%s: the host %q is %s", shorten(u.String(), 200), u.Hostname(), hostRefusal(u))
 	case len(u.String()) > fetchMaxURL:
 		return refused("the URL is longer than %d characters", fetchMaxURL)
 	case u.Port() != "" && !validPort(u.Port()):
 		return refused("%q is not a port", u.Port())
 	}
 	return nil
+}
+
+// hostRefusal is netguard.HostRefusal of u's host as written and as the
+// transport will ask for it (IDNA maps fullwidth digits to ASCII ones).
+func hostRefusal(u *url.URL) string {
+	if why := netguard.HostRefusal(u.Hostname()); why != "" {
+		return why
+	}
+	return netguard.HostRefusal(rules.Domain(u.String()))
 }
 
 func validPort(p string) bool {
@@ -534,27 +545,12 @@ func (d *document) window(offset int) (Page, error) {
 	if d.Redirect != "" {
 		return p, nil
 	}
-	if offset <= 0 {
-		offset = 1
-	}
-	if offset > len(d.Lines) && !(len(d.Lines) == 0 && offset == 1) {
+	w, ok := registry.PageLines(len(d.Lines), offset, windowMaxLines, windowMaxBytes, func(i int) string { return d.Lines[i] + "\n" })
+	if !ok {
 		return Page{}, registry.Errorf("WEB_BAD_OFFSET", fmt.Sprintf("offset %d is beyond the end of the page (%d lines)", offset, len(d.Lines)))
 	}
-	var b strings.Builder
-	last := offset - 1
-	for i := offset - 1; i < len(d.Lines) && i < offset-1+windowMaxLines; i++ {
-		if b.Len()+len(d.Lines[i])+1 > windowMaxBytes && i > offset-1 {
-			break
-		}
-		b.WriteString(d.Lines[i])
-		b.WriteByte('\n')
-		last = i + 1
-	}
-	p.Content, p.Offset = b.String(), offset
-	if last < len(d.Lines) {
-		p.Next = last + 1
-	}
-	if p.Next > 0 || offset > 1 {
+	p.Content, p.Offset, p.Next = w.Text, w.First, w.Next()
+	if p.Next > 0 || p.Offset > 1 {
 		for _, h := range d.Outline[:min(len(d.Outline), outlineMaxItems)] {
 			p.Outline = append(p.Outline, fmt.Sprintf("line %d: %s", h.Line, h.Text))
 		}
@@ -592,7 +588,7 @@ func renderPage(in fetchArgs, p Page) []registry.Content {
 	case p.Lines == 0:
 		b.WriteString("(The page has no text.)")
 	case p.Next > 0:
-		fmt.Fprintf(&b, "(Showing lines %d-%d of %d. Use offset=%d to continue.)", p.Offset, last, p.Lines, p.Next)
+		b.WriteString("(" + registry.ShowingLines(p.Offset, last, p.Lines) + ")")
 	default:
 		fmt.Fprintf(&b, "(End of page - lines %d-%d of %d.)", p.Offset, last, p.Lines)
 	}
@@ -603,13 +599,4 @@ func renderPage(in fetchArgs, p Page) []registry.Content {
 		}
 	}
 	return []registry.Content{registry.Text(b.String())}
-}
-
-// contentSection is the text between <content> and </content>.
-func contentSection(s string) string {
-	if _, after, ok := strings.Cut(s, "<content>\n"); ok {
-		s, _, _ = strings.Cut(after, "</content>")
-		return s
-	}
-	return s
 }

@@ -327,6 +327,9 @@ func (c *conn) deliver(raw []byte, header string, reply chan []byte) error {
 			c.mu.Unlock()
 			return errDuplicateID
 		}
+		// An agent holds a request until it answers (a prompt for its
+		// whole turn): counted by count alone, 256 running requests of
+		// MaxBody each per connection could hold 4 GiB.
 		size := int64(len(line))
 		if c.srv.inflight.Add(size) > c.srv.o.MaxInflight {
 			c.srv.inflight.Add(-size)

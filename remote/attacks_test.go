@@ -368,9 +368,10 @@ func TestHalfOpenWebSocket(t *testing.T) {
 	s := newTestServer(t, Options{KeepAlive: 20 * time.Millisecond, WriteTimeout: 100 * time.Millisecond})
 	raw := upgradeRaw(t, s.URL)
 	// Initialize, then silence: no read, no pong.
+	// (The connection exists from the upgrade; it is not waited for, since
+	// on a loaded machine the ping may drop it before a poll sees it.)
 	writeFrame(raw, initBody)
-	waitFor(t, "the connection to open", func() bool { return s.Stats().Connections == 1 })
-	waitFor(t, "the half-open socket to be dropped", func() bool { return s.Stats() == Stats{} })
+	waitFor(t, "the half-open socket to be dropped", func() bool { return s.agents.shutdowns.Load() == 1 && s.Stats() == Stats{} })
 	if n := s.agents.shutdowns.Load(); n != 1 {
 		t.Errorf("%d agents shut down, want 1", n)
 	}
@@ -402,7 +403,7 @@ func (h *heapPeak) growth() int64 {
 }
 
 // TestSlowReaderMemoryBounded: a client that opens its stream and never
-// reads it, while its turn says 64 MB: the server's live heap grows by
+// reads it, while its turn says 32 MB: the server's live heap grows by
 // about MaxBuffered (queued) plus one write's worth, never by what the
 // agent said. Measured, not only "it did not crash": the heap is sampled
 // after a collection every 100 chunks of the flood.
@@ -413,7 +414,7 @@ func TestSlowReaderMemoryBounded(t *testing.T) {
 			// WriteTimeout "never": only the buffer bound can drop the client.
 			s := newTestServer(t, Options{MaxBuffered: maxBuffered, WriteTimeout: never})
 			var peak heapPeak
-			s.agents.floodChunks, s.agents.sample = 6400, peak.sample // 6,400 chunks of 10 kB
+			s.agents.floodChunks, s.agents.sample = 3200, peak.sample // 3,200 chunks of 10 kB
 			var raw net.Conn
 			switch transport {
 			case "sse":
@@ -442,10 +443,10 @@ func TestSlowReaderMemoryBounded(t *testing.T) {
 			waitFor(t, "the flood to end", func() bool { return s.agents.floodDone.Load() == 1 })
 			g := peak.growth()
 			t.Logf("%s: live heap grew by at most %d kB while the agent said %d MB to a client that read nothing (MaxBuffered %d kB)",
-				transport, g>>10, 6400*10000>>20, maxBuffered>>10)
+				transport, g>>10, 3200*10000>>20, maxBuffered>>10)
 			// Queued (MaxBuffered) + one taken batch being written
 			// (MaxBuffered) + slack for the runtime; an unbounded queue
-			// would hold the 64 MB.
+			// would hold the 32 MB.
 			if limit := int64(4*maxBuffered + 4<<20); g > limit {
 				t.Errorf("the heap grew by %d kB, over %d kB", g>>10, limit>>10)
 			}
@@ -575,19 +576,19 @@ func TestLongIDsRefused(t *testing.T) {
 			t.Errorf("%s of %d bytes: %d %q, want 400", tc.name, len(long), resp.StatusCode, body)
 		}
 	}
-	// What was let through before: 64 requests naming sessions of 1 MiB,
+	// What was let through before: 48 requests naming sessions of 512 KiB,
 	// each answered, each leaving a mailbox behind.
 	var peak heapPeak
 	peak.sample()
-	huge := strings.Repeat("h", 1<<20)
-	for i := range 64 {
+	huge := strings.Repeat("h", 512<<10)
+	for i := range 48 {
 		resp := c.req("POST", `{"jsonrpc":"2.0","id":`+strconv.Itoa(100+i)+`,"method":"session/set_mode","params":{"sessionId":"`+huge+strconv.Itoa(i)+`","modeId":"x"}}`, nil)
 		readAll(resp)
 	}
 	peak.sample()
-	t.Logf("64 requests naming 1 MiB sessions: the live heap grew by %d kB", peak.growth()>>10)
-	if g := peak.growth(); g > 16<<20 {
-		t.Errorf("the heap keeps %d MB after 64 requests naming 1 MiB sessions", g>>20)
+	t.Logf("48 requests naming 512 KiB sessions: the live heap grew by %d kB", peak.growth()>>10)
+	if g := peak.growth(); g > 8<<20 {
+		t.Errorf("the heap keeps %d MB after 48 requests naming 512 KiB sessions", g>>20)
 	}
 }
 

@@ -80,11 +80,7 @@ type Options struct {
 	MaxConnections int           // live ACP connections (503); default 64
 	MaxSessions    int           // sessions open across connections (503); default 256
 	MaxBuffered    int           // a connection's unsent output, bytes; over it the client is dropped; default 8 MiB
-	// MaxInflight bounds the bytes of the client requests running at once
-	// across connections (503 past it); default 256 MiB. An agent holds a
-	// request until it answers (a prompt for its whole turn): without it,
-	// 256 running requests of MaxBody each per connection could hold 4 GiB.
-	MaxInflight int64
+	MaxInflight    int64         // bytes of the requests running across connections (503); default 256 MiB (see conn.deliver)
 	IdleTimeout    time.Duration // a connection nobody listens to is dropped after this; default 10 min
 	WriteTimeout   time.Duration // one write to a client; a slower client is dropped; default 30 s
 	KeepAlive      time.Duration // SSE comment / WebSocket ping interval; default 15 s

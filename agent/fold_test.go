@@ -62,7 +62,7 @@ func foldAgent(t *testing.T, dir string, p model.Provider) (*Agent, *grantClient
 
 // snapshot is a state without its configuration, for comparing folds.
 // stateOpts let cmp.Diff read a state's unexported fields.
-var stateOpts = cmp.Options{cmp.AllowUnexported(state{}, ctlState{}, openCall{}, ctxSize{}, promptMark{}),
+var stateOpts = cmp.Options{cmp.AllowUnexported(state{}, ctlState{}, openCall{}, ctxSize{}, promptMark{}, cutMark{}),
 	cmpopts.IgnoreFields(session.UserMessage{}, "Blocks")} // the live decode; a fold decodes what it needs
 
 func snapshot(st *state) state {

@@ -49,11 +49,11 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 	// The log is made once the fork point is found: a point that is not
 	// there leaves no session behind.
 	s := newSession(a, id, roots, caps, session.NewLog(a.o.Now), false)
-	var cut int64 // the source's prompt the fork goes back to before (0: none)
+	var cut int64 // the source's last event the fork keeps (0: all)
 	if at != nil {
-		// The fork keeps the history up to the message named and the rest
-		// of its turn: it is the whole source, rewound to before the next
-		// prompt (a rewind, so what the source rewound stays rewound).
+		// The fork keeps the history up to and including the message named
+		// (AIR's fork point): it is the whole source, rewound to after that
+		// message (a rewind, so what the source rewound stays rewound).
 		if cut, _, err = s.rw.cutAfter(evs, at); err != nil {
 			s.close(registry.ErrShutdown)
 			return nil, err
@@ -73,7 +73,7 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkSessionRequest) (*
 		s.record(ctx, renumbered(ev, seqs), false)
 	}
 	if cut > 0 {
-		s.record(ctx, session.New(session.Rewind{Before: seqs[cut], Via: acp.MethodSessionFork}), false)
+		s.record(ctx, session.New(session.Rewind{After: seqs[cut], Via: acp.MethodSessionFork}), false)
 	}
 	if err := a.admit(s); err != nil {
 		s.close(registry.ErrShutdown)
@@ -133,7 +133,7 @@ func finishedTurns(evs []session.Event) []session.Event {
 func renumbered(ev session.Event, seqs map[int64]int64) session.Event {
 	switch p := ev.Payload.(type) {
 	case session.Rewind:
-		p.Before, p.Until = seqs[p.Before], seqs[p.Until]
+		p.Before, p.After, p.Until = seqs[p.Before], seqs[p.After], seqs[p.Until]
 		ev.Payload = p
 	case session.FilesRestored:
 		p.Before = seqs[p.Before]

@@ -285,14 +285,18 @@ func hiddenOnReplay(evs []session.Event, tools mapping.Tools) map[int]bool {
 		case session.Rewind:
 			// What a rewind took back leaves the thread as it left the
 			// model's context (rewind.go): the editor that asked removed it.
-			if p.Before <= 0 {
+			from := p.Before // the first event taken back
+			if p.After > 0 {
+				from = p.After + 1
+			}
+			if from <= 0 {
 				break // names no message (the fold ignores it too)
 			}
 			until := p.Until
 			if until == 0 {
 				until = ev.Seq
 			}
-			for j := i - 1; j >= 0 && evs[j].Seq >= p.Before; j-- {
+			for j := i - 1; j >= 0 && evs[j].Seq >= from; j-- {
 				if evs[j].Seq < until && rewound(evs[j].Payload) {
 					hide(j)
 				}

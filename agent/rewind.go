@@ -106,7 +106,7 @@ func (a *Agent) RewindSession(ctx context.Context, req *acp.RewindSessionRequest
 	if err != nil {
 		return nil, err
 	}
-	s.rw.rewindTo(ctx, m.seq, 0, acp.MethodSessionRewind)
+	s.rw.rewindTo(ctx, session.Rewind{Before: m.seq, Via: acp.MethodSessionRewind})
 	return &acp.RewindSessionResponse{Rewound: true}, nil
 }
 
@@ -131,15 +131,16 @@ func (s *conversation) releaseTurn() {
 	s.handOver()
 }
 
-// rewindTo logs the rewind of the user message at before (and what
-// follows, up to until: 0 for everything) and returns once it is on disk
-// (it is synced as it is written). It is applied either way: when the log
-// cannot take it, the session goes on in memory, rewound, the editor was
-// told it is no longer saved (timeline.record), and the error says why.
-func (r *rewinder) rewindTo(ctx context.Context, before, until int64, via string) error {
-	r.emit(ctx, session.New(session.Rewind{Before: before, Until: until, Via: via}))
+// rewindTo logs a rewind (of the user message at rw.Before and what
+// follows up to rw.Until, 0 for everything; or of what follows rw.After)
+// and returns once it is on disk (it is synced as it is written). It is
+// applied either way: when the log cannot take it, the session goes on in
+// memory, rewound, the editor was told it is no longer saved
+// (timeline.record), and the error says why.
+func (r *rewinder) rewindTo(ctx context.Context, rw session.Rewind) error {
+	r.emit(ctx, session.New(rw))
 	err := r.saved()
-	r.logger.Info("session rewound", "session", r.id, "before", before, "via", via, "saved", err == nil)
+	r.logger.Info("session rewound", "session", r.id, "before", rw.Before, "after", rw.After, "via", rw.Via, "saved", err == nil)
 	return err
 }
 
@@ -156,14 +157,6 @@ func (r *rewinder) findPrompt(p *acp.HistoryPoint, field string) (promptMark, er
 	return promptMark{}, &acp.Error{Code: acp.CodeInvalidParams,
 		Message: fmt.Sprintf("invalid params: %s %q was not found among the user messages of session %s", field, p.MessageID, r.id),
 		Data:    map[string]string{"messageId": p.MessageID}}
-}
-
-// markByID is the user message of that id (idAt).
-func markByID(marks []promptMark, id string) (promptMark, bool) {
-	if i := idAt(marks, id, promptMark.messageID); i >= 0 {
-		return marks[i], true
-	}
-	return promptMark{}, false
 }
 
 func (m promptMark) messageID() string                 { return mapping.UserMessageID(m.seq, m.msg) }

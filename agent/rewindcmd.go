@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/acp-bridge/acp-bridge/acp"
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // /rewind and /undo: rewind in every client, whether or not it has a
@@ -62,7 +63,7 @@ func cmdRewind(ctx context.Context, s *commandEnv, arg string) acp.StopReason {
 		plan = r.restoreFiles(ctx, r.planFilesFor(ctx, m.seq))
 	}
 	report := r.report(n, m, plan, keepFiles)
-	if err := r.rewindTo(ctx, m.seq, self, "/rewind"); err != nil {
+	if err := r.rewindTo(ctx, session.Rewind{Before: m.seq, Until: self, Via: "/rewind"}); err != nil {
 		report += fmt.Sprintf("\n\nThe rewind could not be saved (%v): it holds in this window, but a reload would show the rewound messages again.", err)
 	}
 	s.notice(ctx, report)

@@ -11,18 +11,22 @@ import (
 )
 
 // Rewinding to any message the client saw (v2's session/rewind, a fork at
-// a message): the conversation keeps the turn that holds the message whole
-// and goes back to before the next user message, the one granularity the
-// context has (a turn's answer is not split).
+// a message): the log is kept up to and including the message named, as
+// the v2 draft's session/rewind says ("toMessageId is kept; everything
+// after it is discarded"), and what follows is taken back, the rest of its
+// turn included (session.Rewind.After). The model's context becomes the one
+// after the message: a user message with what its hooks added, a steered
+// message, or an answer's text without the tool calls it made (their
+// results are taken back); a thought, without the rest of its response.
 
 var _ acp.HistoryRewinder = (*Agent)(nil)
 
 // sentMessage is a message the editor was sent: its id and the log
-// position of the event that began it.
+// positions of the event that began it and of the last one that sent it.
 type sentMessage struct {
-	seq  int64
-	id   string
-	user *session.UserMessage // a user's message: what it said
+	seq, end int64
+	id       string
+	user     *session.UserMessage // a user's message: what it said
 }
 
 func (m sentMessage) messageID() string                 { return m.id }
@@ -36,8 +40,12 @@ func (r *rewinder) sentMessages(evs []session.Event) []sentMessage {
 	tr := r.replaying()
 	var out []sentMessage
 	add := func(seq int64, id string, user *session.UserMessage) {
-		if n := len(out); id != "" && (n == 0 || out[n-1].id != id) {
-			out = append(out, sentMessage{seq, id, user})
+		switch n := len(out); {
+		case id == "":
+		case n > 0 && out[n-1].id == id:
+			out[n-1].end = seq
+		default:
+			out = append(out, sentMessage{seq: seq, end: seq, id: id, user: user})
 		}
 	}
 	for i, ev := range evs {
@@ -76,35 +84,51 @@ func unknownMessage(id string) error {
 		Data: map[string]string{"reason": "unknown_message_id", "messageId": id}}
 }
 
-// cutAfter is where the log evs is cut to keep the message p names and
-// the rest of its turn: the seq of the next prompt (0: none, nothing to
-// cut), and the id of the last message kept. A point is found as a rewind
-// before a prompt finds one (pointAt), among all the messages sent.
-func (r *rewinder) cutAfter(evs []session.Event, p *acp.HistoryPoint) (before int64, last string, err error) {
+// cutAfter is where the log evs is cut to keep the message p names: the
+// seq of the message's last event (its own, or the one that took it into
+// the model's context: messageEnd), 0 when nothing after it is to be taken
+// back; and the id of the message. A point is found as a rewind before a
+// prompt finds one (pointAt), among all the messages sent.
+func (r *rewinder) cutAfter(evs []session.Event, p *acp.HistoryPoint) (after int64, id string, err error) {
 	msgs := r.sentMessages(evs)
 	at := pointAt(msgs, p, sentMessage.messageID, sentMessage.userMessage)
 	if at < 0 {
 		return 0, "", unknownMessage(p.MessageID)
 	}
-	last = msgs[at].id
-	for _, m := range msgs[at+1:] {
-		if m.user != nil && prompted(evs, m.seq) {
-			return m.seq, last, nil
-		}
-		last = m.id
+	m := msgs[at]
+	i := messageEnd(evs, m)
+	if !slices.ContainsFunc(evs[i+1:], func(ev session.Event) bool { return rewound(ev.Payload) }) {
+		return 0, m.id, nil // nothing after it the editor or the model would lose
 	}
-	return 0, last, nil
+	return evs[i].Seq, m.id, nil
 }
 
-// prompted reports whether the event at seq is a prompt (a user/message; a
-// steered message joined its turn, which goes whole).
-func prompted(evs []session.Event, seq int64) bool {
-	i, ok := slices.BinarySearchFunc(evs, seq, func(ev session.Event, seq int64) int { return cmp.Compare(ev.Seq, seq) })
-	if !ok {
-		return false
+// messageEnd is the index in evs of a message's last event: the last that
+// sent it, or the event after it that took it into the model's context, a
+// prompt's user/context (what the hooks added joins it) or an answer's
+// assistant/message, when that comes before anything else of the turn.
+func messageEnd(evs []session.Event, m sentMessage) int {
+	i, _ := slices.BinarySearchFunc(evs, m.end, func(ev session.Event, seq int64) int { return cmp.Compare(ev.Seq, seq) })
+	if _, steer := evs[i].Payload.(session.UserSteer); steer {
+		return i // it entered the context as it was logged
 	}
-	_, user := evs[i].Payload.(session.UserMessage)
-	return user
+	for j := i + 1; j < len(evs); j++ {
+		switch evs[j].Payload.(type) {
+		case session.UserContext:
+			if m.user != nil {
+				return j
+			}
+			return i
+		case session.AssistantMessage:
+			if m.user == nil {
+				return j
+			}
+			return i
+		case session.AssistantChunk, session.ToolCall, session.TurnEnd, session.UserMessage, session.UserSteer, session.Notice:
+			return i
+		}
+	}
+	return i
 }
 
 // takeTurn holds the session's turn for a rewind, cancelling the running
@@ -120,8 +144,9 @@ func (s *conversation) takeTurn(ctx context.Context) error {
 }
 
 // RewindTo serves v2's session/rewind: the history keeps the message
-// named and the rest of its turn; the client is told with
-// history_truncated (mappingv2), sent before the answer.
+// named and what came before it; the client is told with
+// history_truncated (mappingv2), sent before the answer, which names the
+// message.
 func (a *Agent) RewindTo(ctx context.Context, req *acp.V2RewindRequest) (*acp.V2RewindResponse, error) {
 	s, err := a.session(req.SessionID)
 	if err != nil {
@@ -131,18 +156,19 @@ func (a *Agent) RewindTo(ctx context.Context, req *acp.V2RewindRequest) (*acp.V2
 		return nil, err
 	}
 	defer s.releaseTurn()
-	before, last, err := s.rw.cutAfter(s.rw.events(), &acp.HistoryPoint{MessageID: req.ToMessageID})
+	after, last, err := s.rw.cutAfter(s.rw.events(), &acp.HistoryPoint{MessageID: req.ToMessageID})
 	if err != nil {
 		return nil, err
 	}
-	if before > 0 {
-		s.rw.rewindTo(ctx, before, 0, acp.MethodSessionRewindV2)
+	if after > 0 {
+		s.rw.rewindTo(ctx, session.Rewind{After: after, Via: acp.MethodSessionRewindV2})
 	}
 	return &acp.V2RewindResponse{LastMessageID: last}, nil
 }
 
 // RewindBefore is v2's session/edit_prompt before its prompt: the user
-// message named and what followed leave the conversation.
+// message named (a prompt, or a message steered into a turn) and what
+// followed leave the conversation.
 func (a *Agent) RewindBefore(ctx context.Context, sessionID, messageID string) error {
 	s, err := a.session(sessionID)
 	if err != nil {
@@ -152,14 +178,15 @@ func (a *Agent) RewindBefore(ctx context.Context, sessionID, messageID string) e
 		return err
 	}
 	defer s.releaseTurn()
-	m, ok := markByID(s.rw.marks(), messageID)
-	if !ok {
-		if _, _, err := s.rw.cutAfter(s.rw.events(), &acp.HistoryPoint{MessageID: messageID}); err == nil { // a message, not a prompt
-			return &acp.Error{Code: acp.CodeInvalidParams, Message: fmt.Sprintf("invalid params: message %q is not a user message", messageID),
-				Data: map[string]string{"reason": "not_a_user_message", "messageId": messageID}}
-		}
+	msgs := s.rw.sentMessages(s.rw.events())
+	i := idAt(msgs, messageID, sentMessage.messageID)
+	switch {
+	case i < 0:
 		return unknownMessage(messageID)
+	case msgs[i].user == nil:
+		return &acp.Error{Code: acp.CodeInvalidParams, Message: fmt.Sprintf("invalid params: message %q is not a user message", messageID),
+			Data: map[string]string{"reason": "not_a_user_message", "messageId": messageID}}
 	}
-	s.rw.rewindTo(ctx, m.seq, 0, acp.MethodSessionEditPrompt)
+	s.rw.rewindTo(ctx, session.Rewind{Before: msgs[i].seq, Via: acp.MethodSessionEditPrompt})
 	return nil
 }

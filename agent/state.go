@@ -54,6 +54,10 @@ type state struct {
 	// rewound), oldest first, each with the context as it was when it
 	// arrived: a rewind goes back to one of them (rewind.go).
 	prompts []promptMark
+	// cuts are the contexts after each event that changed the context,
+	// oldest first: a rewind to a message goes back to one of them
+	// (rewindstate.go).
+	cuts []cutMark
 
 	// offered reports whether a model id is one this agent offers; a
 	// stored choice of a model no longer configured keeps the default.
@@ -83,6 +87,12 @@ func newState(defaults ctlState, offered func(string) bool) *state {
 
 // apply folds one event into the state.
 func (st *state) apply(ev session.Event) {
+	before, gen := st.history, st.histGen
+	st.fold(ev)
+	st.markCut(ev, before, gen)
+}
+
+func (st *state) fold(ev session.Event) {
 	switch p := ev.Payload.(type) {
 	case session.UserMessage:
 		st.prompt = &model.Message{Role: model.RoleUser, Content: p.Text, Images: promptImages(p)}
@@ -179,7 +189,9 @@ func (st *state) apply(ev session.Event) {
 		// nor its own refusal. The TurnEnd's stop reason is the mark in the
 		// log; the transcript keeps the turn.
 		if p.StopReason == string(acp.StopRefusal) && st.turnFrom >= 0 && st.turnFrom <= len(st.history) {
-			st.history = st.history[:st.turnFrom]
+			// Clipped: the next append copies, so the contexts the marks
+			// keep of the refused turn are not written over.
+			st.history = slices.Clip(st.history[:st.turnFrom])
 			st.histGen++
 			st.open.dropStep()
 			st.extra = nil

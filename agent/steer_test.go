@@ -208,6 +208,21 @@ func TestSteeringJoinsTheRunningTurn(t *testing.T) {
 	if diff := cmp.Diff(wantSt, snapshot(folded), stateOpts); diff != "" {
 		t.Errorf("fold of the log differs from the live state (-live +folded):\n%s", diff)
 	}
+
+	// v2's edit_prompt of a steered message takes it back and what
+	// followed it: the context is the one the message joined.
+	var steered string
+	for _, m := range live.rw.sentMessages(evs) {
+		if m.user != nil && m.user.Text == "and count the letters" {
+			steered = m.id
+		}
+	}
+	if err := ag.RewindBefore(t.Context(), sid, steered); err != nil {
+		t.Fatalf("edit_prompt of the steered message %q: %v", steered, err)
+	}
+	if d := cmp.Diff(want[:5], roles(&model.Request{Messages: append([]model.Message{{}}, live.history()...)})); d != "" {
+		t.Errorf("the context after taking the steered message back (-want +got):\n%s", d)
+	}
 }
 
 // A message steered into a turn that is cancelled before its next request

@@ -168,11 +168,15 @@ func (t *Translator) began(seq int64, id string) {
 // truncate forgets the messages a rewind took back and returns the id of
 // the last one kept before them.
 func (t *Translator) truncate(p session.Rewind) string {
+	from := p.Before // the first event taken back
+	if p.After > 0 {
+		from = p.After + 1
+	}
 	last := ""
 	kept := t.messages[:0]
 	for _, m := range t.messages {
 		switch {
-		case m.seq < p.Before:
+		case m.seq < from:
 			last = m.id
 		case p.Until > 0 && m.seq >= p.Until:
 		default:

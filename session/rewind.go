@@ -15,8 +15,15 @@ const (
 // a replay leaves them out. A slash command that rewinds sets Until to its
 // own prompt, which stays in the transcript. Usage and cost, controls,
 // "always" answers and the title stay as they are.
+//
+// A rewind to a message (v2's session/rewind, a fork at a message) sets
+// After instead of Before: the event at After (the last one of the message
+// kept) and those before it stay, the ones after it are taken back, and the
+// context becomes what it was after that event, without the tool calls of
+// a response whose results were taken back.
 type Rewind struct {
-	Before int64 `json:"before"`
+	Before int64 `json:"before,omitempty"`
+	After  int64 `json:"after,omitempty"`
 	Until  int64 `json:"until,omitempty"`
 	// Via names what asked ("_session/rewind", "/rewind", "session/rewind",
 	// "session/edit_prompt"), for whoever reads the log.

@@ -264,11 +264,20 @@ func TestBinaryRewindV2(t *testing.T) {
 			w.(http.Flusher).Flush()
 			<-release
 		},
-		says("After the rewind."))}
+		says("After the rewind."),
+		// A turn whose answer says something and reads a file, then
+		// answers; it is cut after its first words.
+		answer("tool_calls", delta(`{"content":"Looking."}`, ""),
+			delta(`{"tool_calls":[{"index":0,"id":"call_read","type":"function","function":{"name":"read","arguments":"{\"file_path\":\"notes.txt\"}"}}]}`, "")),
+		says("Read it."), says("After the cut."))}
 	srv := httptest.NewServer(m)
 	defer srv.Close()
 	defer close(release) // before the server closes: it waits for its handlers
-	stdin, sc := startBinary(t, mockEnv, mockArgs(srv, "--state-dir", t.TempDir())...)
+	state := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdin, sc := startBinary(t, mockEnv, mockArgs(srv, "--state-dir", state)...)
 	c := &v2line{t: t, in: stdin, out: sc}
 	init := c.must("initialize", map[string]any{"protocolVersion": 2, "info": map[string]any{"name": "go-v2", "version": "1"}, "capabilities": map[string]any{}})
 	if rw := init["capabilities"].(map[string]any)["session"].(map[string]any)["rewind"]; fmt.Sprint(rw) != "map[edit_prompt:true]" {
@@ -320,9 +329,59 @@ func TestBinaryRewindV2(t *testing.T) {
 		t.Errorf("history_truncated came before the running turn ended")
 	}
 	prompt("Next.")
-	c.waitFor(truncated, "idle after the next turn", isState("idle", "end_turn"))
+	end = c.waitFor(truncated, "idle after the next turn", isState("idle", "end_turn"))
 	if got := userTexts(m.reqs[len(m.reqs)-1]); strings.Join(got, "|") != "First.|Next." {
 		t.Errorf("after session/rewind the model read %q", got)
+	}
+
+	// A rewind to a message inside a turn keeps the log up to it and
+	// takes back the rest of the turn: the read it made and its answer.
+	prompt("Look.")
+	at = c.waitFor(end, "idle after the looking turn", isState("idle", "end_turn"))
+	var looking string
+	for _, u := range c.upds[end:at] {
+		if u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(fmt.Sprint(u["content"]), "Looking.") {
+			looking = u["messageId"].(string)
+		}
+	}
+	if r := c.must("session/rewind", map[string]any{"sessionId": sid, "toMessageId": looking}); r["lastMessageId"] != looking {
+		t.Errorf("session/rewind to %s answered %v", looking, r)
+	}
+	truncated = c.waitFor(at, "history_truncated at the message", func(u map[string]any) bool {
+		return u["sessionUpdate"] == "history_truncated" && u["lastMessageId"] == looking
+	})
+	prompt("After the cut?")
+	c.waitFor(truncated, "idle after the cut", isState("idle", "end_turn"))
+	var msgs []string
+	for _, raw := range m.reqs[len(m.reqs)-1]["messages"].([]any) {
+		msg := raw.(map[string]any)
+		if msg["role"] != "system" {
+			msgs = append(msgs, fmt.Sprintf("%s: %v%s", msg["role"], msg["content"], map[bool]string{true: " [calls]"}[msg["tool_calls"] != nil]))
+		}
+	}
+	if want := "user: First.|assistant: First answer.|user: Next.|assistant: After the rewind.|user: Look.|assistant: Looking.|user: After the cut?"; strings.Join(msgs, "|") != want {
+		t.Errorf("after the cut the model read\n%s\nwant\n%s", strings.Join(msgs, "|"), want)
+	}
+
+	// A new process resumes it from the start: the replay stops at the
+	// message, then goes on with what followed the rewind.
+	stdin2, sc2 := startBinary(t, mockEnv, mockArgs(srv, "--state-dir", state)...)
+	c2 := &v2line{t: t, in: stdin2, out: sc2}
+	c2.must("initialize", map[string]any{"protocolVersion": 2, "info": map[string]any{"name": "go-v2", "version": "1"}, "capabilities": map[string]any{}})
+	c2.must("session/resume", map[string]any{"sessionId": sid, "cwd": work, "replayFrom": map[string]any{"type": "start"}})
+	var replayed []string
+	for _, u := range c2.upds {
+		switch u["sessionUpdate"] {
+		case "user_message", "agent_message_chunk":
+			b, _ := json.Marshal(u["content"])
+			replayed = append(replayed, string(b))
+		case "tool_call_update":
+			replayed = append(replayed, "card "+fmt.Sprint(u["toolCallId"]))
+		}
+	}
+	got := strings.Join(replayed, " ")
+	if !strings.Contains(got, "Looking.") || strings.Contains(got, "card") || strings.Contains(got, "Read it.") || !strings.Contains(got, "After the cut") {
+		t.Errorf("the replay after the cut: %s", got)
 	}
 }
 

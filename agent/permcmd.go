@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,7 @@ func cmdPermissions(ctx context.Context, s *commandEnv, arg string) acp.StopReas
 	v := s.policy.current()
 	list := orderedRules(v.rules)
 	if rest, ok := strings.CutPrefix(arg, "remove"); ok && (rest == "" || rest[0] == ' ') {
-		s.notice(ctx, removeRule(ctx, s, list, strings.TrimSpace(rest)))
+		s.notice(ctx, removeRule(ctx, s, list, v.outside, strings.TrimSpace(rest)))
 		return acp.StopEndTurn
 	}
 	if arg != "" {
@@ -33,6 +34,12 @@ func cmdPermissions(ctx context.Context, s *commandEnv, arg string) acp.StopReas
 		b.WriteString("Rules in effect (deny wins over ask, ask over allow, in every mode):\n")
 		for i, r := range list {
 			fmt.Fprintf(&b, "\n%d. %s `%s` (%s)", i+1, r.Effect, r.Text, r.Source)
+		}
+	}
+	if len(v.outside) > 0 {
+		b.WriteString("\n\nCommands that run outside the sandbox (an \"always\" answer when the sandbox refused one):\n")
+		for i, r := range v.outside {
+			fmt.Fprintf(&b, "\n%d. `%s` (%s)", len(list)+i+1, r.Text, r.Source)
 		}
 	}
 	if hs := v.hooks; len(hs) > 0 {
@@ -55,7 +62,7 @@ func cmdPermissions(ctx context.Context, s *commandEnv, arg string) acp.StopReas
 			fmt.Fprintf(&b, "\n\nProject settings %s: its deny and ask rules apply; its allow rules and hooks wait for your trust (asked at the next prompt).", p.Path)
 		}
 	}
-	if len(list) > 0 {
+	if len(list)+len(v.outside) > 0 {
 		b.WriteString("\n\n`/permissions remove N` forgets remembered rule N; the others are removed by editing the file named.")
 	}
 	s.notice(ctx, b.String())
@@ -75,36 +82,33 @@ func orderedRules(rs rules.Set) []rules.Rule {
 	return out
 }
 
-func removeRule(ctx context.Context, s *commandEnv, list []rules.Rule, which string) string {
+func removeRule(ctx context.Context, s *commandEnv, list, outside []rules.Rule, which string) string {
 	if which == "" {
 		return "Name the rule to remove: `/permissions remove N`, N from `/permissions`."
 	}
-	var r *rules.Rule
+	all := append(slices.Clip(list), outside...)
+	at := -1
 	if n, err := strconv.Atoi(which); err == nil {
-		if n < 1 || n > len(list) {
-			return fmt.Sprintf("There is no rule %d: `/permissions` lists %d.", n, len(list))
+		if n < 1 || n > len(all) {
+			return fmt.Sprintf("There is no rule %d: `/permissions` lists %d.", n, len(all))
 		}
-		r = &list[n-1]
-	} else {
-		for i := range list {
-			if list[i].Text == which {
-				r = &list[i]
-				break
-			}
-		}
-		if r == nil {
-			return fmt.Sprintf("No rule `%s` is in effect.", which)
-		}
+		at = n - 1
+	} else if at = slices.IndexFunc(all, func(r rules.Rule) bool { return r.Text == which }); at < 0 {
+		return fmt.Sprintf("No rule `%s` is in effect.", which)
 	}
+	r := all[at]
 	if r.Source.Kind != "remembered" {
 		return fmt.Sprintf("The %s is not one the bridge remembered: remove it from %s.", r, r.Source.Path)
 	}
-	found, err := s.policy.forget(ctx, r.Text)
+	isOutside := at >= len(list)
+	found, err := s.policy.forget(ctx, r.Text, isOutside)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("The rule could not be removed: %v", err)
 	case !found:
 		return fmt.Sprintf("The rule `%s` was already gone.", r.Text)
+	case isOutside:
+		return fmt.Sprintf("Removed `%s` from the commands that run outside the sandbox: they run in it again, and a refusal is asked about.", r.Text)
 	}
 	return fmt.Sprintf("Removed the %s `%s`: calls it allowed ask again.", r.Effect, r.Text)
 }

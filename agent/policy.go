@@ -54,6 +54,9 @@ type policyView struct {
 	pol     settings.Policy // the timeouts
 	project settings.Project
 	memPath string
+	// outside are the remembered rules of commands that run outside the
+	// sandbox (the "always" answer to a refusal, agent/sandbox.go).
+	outside rules.Set
 	// trusted: the project's allow rules and hooks apply (or it has none).
 	trusted bool
 }
@@ -137,6 +140,10 @@ func (p *userPolicy) reload(ctx context.Context) {
 		problems = append(problems, fmt.Sprintf("%s: %v (that rule is ignored)", v.memPath, e))
 	}
 	merged.Rules = append(merged.Rules, rem...)
+	v.outside, errs = mem.OutsideRules(v.memPath)
+	for _, e := range errs {
+		problems = append(problems, fmt.Sprintf("%s: %v (that rule is ignored)", v.memPath, e))
+	}
 	v.rules, v.hooks, v.pol = merged.Rules, merged.Hooks, merged
 	p.view.Store(v)
 	for _, msg := range problems {
@@ -373,12 +380,39 @@ func (p *userPolicy) remember(ctx context.Context, rule string) bool {
 	return true
 }
 
+// runsOutside is the remembered rule under which c runs outside the
+// sandbox, if one covers it (as an allow rule would: every command of
+// its line).
+func (p *userPolicy) runsOutside(c *registry.Call) (rules.Rule, bool) {
+	r, ok := p.current().outside.DecideCall(c.Name, c.Args, c.Cwd)
+	return r, ok && r.Effect == rules.Allow
+}
+
+// rememberOutside keeps an "always run outside the sandbox" answer as a
+// project rule, as remember keeps an "always allow"; false when it could
+// not (the answer then lasts for the session).
+func (p *userPolicy) rememberOutside(ctx context.Context, rule string) bool {
+	if p.store == nil || rule == "" {
+		return false
+	}
+	if err := p.store.RememberOutside(p.cwd, rule); err != nil {
+		p.log.Warn("remembering a run outside the sandbox failed", "session", p.id, "rule", rule, "err", err)
+		return false
+	}
+	p.reload(ctx)
+	return true
+}
+
 // forget removes a remembered rule.
-func (p *userPolicy) forget(ctx context.Context, rule string) (bool, error) {
+func (p *userPolicy) forget(ctx context.Context, rule string, outside bool) (bool, error) {
 	if p.store == nil {
 		return false, nil
 	}
-	found, err := p.store.Forget(p.cwd, rule)
+	forget := p.store.Forget
+	if outside {
+		forget = p.store.ForgetOutside
+	}
+	found, err := forget(p.cwd, rule)
 	if err == nil {
 		p.reload(ctx)
 	}

@@ -141,8 +141,10 @@ const (
 
 // escalate is the middleware that offers to run a command the sandbox
 // refused once more outside it: the user is asked, naming what was
-// refused; "always" remembers the command (its permission key) for the
-// session, and such a command runs outside the sandbox from then on. In
+// refused; "always" remembers the command as an "always allow" does, as a
+// rule for the project (the project memory's outside list), else by its
+// permission key for the session, and such a command runs outside the
+// sandbox from then on. In
 // bypass mode nobody is asked and the refusal stands, unless the user's
 // config allows escalation there.
 func (sb *sandboxing) escalate(d *registry.Def, next pipeline.Next) pipeline.Next {
@@ -158,6 +160,11 @@ func (sb *sandboxing) escalate(d *registry.Def, next pipeline.Next) pipeline.Nex
 		if allowed, known := sb.perm.granted(key); known && allowed {
 			return next(sandbox.WithPolicy(ctx, nil), c)
 		}
+		if sb.perm.policy != nil {
+			if _, ok := sb.perm.policy.runsOutside(c); ok {
+				return next(sandbox.WithPolicy(ctx, nil), c)
+			}
+		}
 		r := next(ctx, c)
 		if r.Code != sandbox.CodeRefused || ctx.Err() != nil {
 			return r
@@ -172,9 +179,12 @@ func (sb *sandboxing) escalate(d *registry.Def, next pipeline.Next) pipeline.Nex
 		if m.Refused == "" {
 			return r
 		}
-		subject := "`" + d.Name + "`"
-		if perm := d.Permission(c); perm != nil && perm.Subject != "" {
-			subject = perm.Subject
+		subject, rule := "`"+d.Name+"`", ""
+		if perm := d.Permission(c); perm != nil {
+			if perm.Subject != "" {
+				subject = perm.Subject
+			}
+			rule = perm.Rule
 		}
 		sb.report(ctx, "The sandbox refused a command",
 			fmt.Sprintf("%s (%s). Run it once more outside the sandbox, unconfined?", strings.TrimSpace(m.Refused), pol.Describe()))
@@ -189,7 +199,12 @@ func (sb *sandboxing) escalate(d *registry.Def, next pipeline.Next) pipeline.Nex
 		}
 		switch opt {
 		case optOutsideAlways:
-			sb.perm.grant(ctx, key, true)
+			// As an "always allow" (permission.go): a rule for the project,
+			// which new sessions and bridge processes keep, else (no rule
+			// describes the command, or it cannot be kept) for the session.
+			if sb.perm.policy == nil || !sb.perm.policy.rememberOutside(ctx, rule) {
+				sb.perm.grant(ctx, key, true)
+			}
 		case optOutsideOnce:
 		default:
 			return r

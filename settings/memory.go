@@ -24,6 +24,10 @@ type Memory struct {
 	Project string   `json:"project"`
 	Allow   []string `json:"allow,omitempty"`
 	Deny    []string `json:"deny,omitempty"`
+	// Outside are rules (in allow rules' form) for commands that run
+	// outside the sandbox: the "always" answer to a sandbox refusal
+	// (agent/sandbox.go). They allow nothing that would be asked.
+	Outside []string `json:"outside,omitempty"`
 	Trusted string   `json:"trusted,omitempty"` // Project.Fingerprint accepted
 }
 
@@ -58,22 +62,30 @@ func (s *Store) Load(root string) (Memory, error) {
 // Rules compiles the remembered rules; a rule that no longer parses is
 // skipped and reported.
 func (m Memory) Rules(path string) (rules.Set, []error) {
+	out, errs := m.compile(rules.Deny, m.Deny, path)
+	allow, more := m.compile(rules.Allow, m.Allow, path)
+	return append(out, allow...), append(errs, more...)
+}
+
+// OutsideRules compiles the rules of the commands that run outside the
+// sandbox, as allow rules: a command runs outside when one covers it as
+// an allow rule would (every command of a line).
+func (m Memory) OutsideRules(path string) (rules.Set, []error) {
+	return m.compile(rules.Allow, m.Outside, path)
+}
+
+func (m Memory) compile(e rules.Effect, texts []string, path string) (rules.Set, []error) {
 	var out rules.Set
 	var errs []error
 	src := rules.Source{Kind: "remembered", Path: path}
-	for _, g := range []struct {
-		e  rules.Effect
-		rs []string
-	}{{rules.Deny, m.Deny}, {rules.Allow, m.Allow}} {
-		for _, text := range g.rs {
-			r, err := rules.Parse(g.e, text, src)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			r.Root = m.Project
-			out = append(out, r)
+	for _, text := range texts {
+		r, err := rules.Parse(e, text, src)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
+		r.Root = m.Project
+		out = append(out, r)
 	}
 	return out, errs
 }
@@ -81,21 +93,41 @@ func (m Memory) Rules(path string) (rules.Set, []error) {
 // Remember adds a rule for root (once).
 func (s *Store) Remember(root string, e rules.Effect, text string) error {
 	return s.update(root, func(m *Memory) {
-		l := &m.Allow
 		if e == rules.Deny {
-			l = &m.Deny
-		}
-		if !slices.Contains(*l, text) {
-			*l = append(*l, text)
+			m.Deny = addOnce(m.Deny, text)
+		} else {
+			m.Allow = addOnce(m.Allow, text)
 		}
 	})
 }
 
-// Forget removes a remembered rule; found is false when root has none by
-// that text.
+// RememberOutside adds a rule of commands that run outside the sandbox
+// for root (once).
+func (s *Store) RememberOutside(root, text string) error {
+	return s.update(root, func(m *Memory) { m.Outside = addOnce(m.Outside, text) })
+}
+
+func addOnce(l []string, text string) []string {
+	if slices.Contains(l, text) {
+		return l
+	}
+	return append(l, text)
+}
+
+// Forget removes a remembered allow or deny rule; found is false when root
+// has none by that text.
 func (s *Store) Forget(root string, text string) (found bool, err error) {
+	return s.forget(root, text, func(m *Memory) []*[]string { return []*[]string{&m.Allow, &m.Deny} })
+}
+
+// ForgetOutside removes a rule of commands that run outside the sandbox.
+func (s *Store) ForgetOutside(root string, text string) (found bool, err error) {
+	return s.forget(root, text, func(m *Memory) []*[]string { return []*[]string{&m.Outside} })
+}
+
+func (s *Store) forget(root, text string, lists func(*Memory) []*[]string) (found bool, err error) {
 	err = s.update(root, func(m *Memory) {
-		for _, l := range []*[]string{&m.Allow, &m.Deny} {
+		for _, l := range lists(m) {
 			if i := slices.Index(*l, text); i >= 0 {
 				*l = slices.Delete(*l, i, i+1)
 				found = true

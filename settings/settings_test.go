@@ -142,4 +142,30 @@ func TestMemory(t *testing.T) {
 	if other, _ := st.Load("/another"); len(other.Allow) != 0 || other.Trusted != "" {
 		t.Errorf("another project shares the memory: %+v", other)
 	}
+
+	// The commands that run outside the sandbox are a list of their own:
+	// they allow nothing, and forgetting one leaves an allow rule of the
+	// same text.
+	for _, r := range []string{"Bash(go test:*)", "Bash(go test:*)", "Bash(touch:*)"} {
+		if err := st.RememberOutside(root, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, _ = st.Load(root)
+	if diff := cmp.Diff([]string{"Bash(go test:*)", "Bash(touch:*)"}, m.Outside); diff != "" {
+		t.Errorf("outside (-want +got):\n%s", diff)
+	}
+	if rs, _ := m.Rules(st.Path(root)); len(rs) != 1 {
+		t.Errorf("the outside list joined the rules: %+v", rs)
+	}
+	if out, errs := m.OutsideRules(st.Path(root)); len(errs) != 0 || len(out) != 2 || out[1].Text != "Bash(touch:*)" || out[1].Root != root {
+		t.Errorf("outside rules = %+v, %v", out, errs)
+	}
+	if found, err := st.ForgetOutside(root, "Bash(go test:*)"); !found || err != nil {
+		t.Errorf("ForgetOutside = %v, %v", found, err)
+	}
+	m, _ = st.Load(root)
+	if diff := cmp.Diff([]string{"Bash(go test:*)"}, m.Allow); diff != "" || len(m.Outside) != 1 {
+		t.Errorf("after ForgetOutside: allow (-want +got):\n%s outside %q", diff, m.Outside)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -338,25 +339,81 @@ func TestBinarySandboxProjectAndPicker(t *testing.T) {
 	}
 }
 
-// "Always run … outside the sandbox" is remembered for the session: the
-// same command runs outside from then on, without asking again.
+// "Always run … outside the sandbox" is kept as an "always allow" is: a
+// rule for the project (`Bash(touch:*)` for touch), which another session
+// and another bridge process on the project keep, which /permissions
+// lists and `remove` forgets (a refusal is asked about again); a command
+// line no rule can describe is remembered for the session only.
 func TestBinarySandboxEscalationAlways(t *testing.T) {
 	needSandbox(t)
-	out := filepath.Join(t.TempDir(), "escaped")
-	call := [2]string{"bash", fmt.Sprintf(`{"command":"echo x >> %s"}`, out)}
-	m := &oaiMock{t: t}
-	m.steps = append(m.steps, toolCalls(call), answerText("ok"), toolCalls(call), answerText("ok"))
-	c2 := policyBridge(t, m, t.TempDir(), "sandbox:\n  escalate: true\n", "--permission-mode", "bypass")
-	asked := 0
-	c2.answer = func(map[string]any) string { asked++; return "outside-always" }
-	sid := c2.newSession(t.TempDir())
-	c2.prompt(sid, "once")
-	c2.prompt(sid, "twice")
-	if asked != 1 {
-		t.Errorf("asked %d times, want once", asked)
+	home, work, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	const config = "sandbox:\n  escalate: true\n"
+	touch := func(name string) [2]string {
+		return [2]string{"bash", fmt.Sprintf(`{"command":"touch %s"}`, filepath.Join(outside, name))}
 	}
-	if b, _ := os.ReadFile(out); string(b) != "x\nx\n" {
-		t.Errorf("the file: %q", b)
+	start := func(steps ...func(http.ResponseWriter, map[string]any)) (*rpcClient, *[]string) {
+		m := &oaiMock{t: t, steps: steps}
+		c := policyBridge(t, m, home, config, "--permission-mode", "bypass")
+		var asked []string
+		c.answer = func(p map[string]any) string {
+			asked = append(asked, fmt.Sprint(p["toolCall"].(map[string]any)["title"]))
+			if len(asked) == 1 {
+				return "outside-always"
+			}
+			return "keep-refused"
+		}
+		return c, &asked
+	}
+	c, asked := start(toolCalls(touch("one")), answerText("ok"), toolCalls(touch("two")), answerText("ok"),
+		toolCalls([2]string{"bash", fmt.Sprintf(`{"command":"echo x >> %s"}`, filepath.Join(outside, "log"))}), answerText("ok"),
+		toolCalls([2]string{"bash", fmt.Sprintf(`{"command":"echo x >> %s"}`, filepath.Join(outside, "log"))}), answerText("ok"))
+	c.prompt(c.newSession(work), "touch one")
+	c.prompt(c.newSession(work), "touch two, in another session")
+	for _, f := range []string{"one", "two"} {
+		if _, err := os.Stat(filepath.Join(outside, f)); err != nil {
+			t.Errorf("%s was not made outside the sandbox: %v", f, err)
+		}
+	}
+	if len(*asked) != 1 {
+		t.Errorf("asked %d times (%q), want once", len(*asked), *asked)
+	}
+	// A redirection: remembered exactly, for the session.
+	*asked = nil
+	sid := c.newSession(work)
+	c.prompt(sid, "log")
+	c.prompt(sid, "log again")
+	if b, _ := os.ReadFile(filepath.Join(outside, "log")); string(b) != "x\nx\n" || len(*asked) != 1 {
+		t.Errorf("the session's answer: the file %q, asked %d times", b, len(*asked))
+	}
+
+	// Another bridge process on the project: the rule holds, the
+	// session's answer does not.
+	c2, asked2 := start(toolCalls(touch("three")), answerText("ok"),
+		toolCalls([2]string{"bash", fmt.Sprintf(`{"command":"echo x >> %s"}`, filepath.Join(outside, "log"))}), answerText("ok"),
+		toolCalls(touch("four")), answerText("ok"))
+	*asked2 = []string{"the first answer is spent"}
+	sid2 := c2.newSession(work)
+	c2.prompt(sid2, "touch three")
+	if _, err := os.Stat(filepath.Join(outside, "three")); err != nil || len(*asked2) != 1 {
+		t.Errorf("a new process: three %v, asked %q", err, (*asked2)[1:])
+	}
+	c2.prompt(sid2, "log in a new process")
+	if b, _ := os.ReadFile(filepath.Join(outside, "log")); string(b) != "x\nx\n" || len(*asked2) != 2 {
+		t.Errorf("the other process's session answer held: the file %q, asked %q", b, (*asked2)[1:])
+	}
+	c2.prompt(sid2, "/permissions")
+	listed := regexp.MustCompile("(?m)^([0-9]+)\\. `Bash\\(touch:\\*\\)`").FindStringSubmatch(c2.agentText())
+	if listed == nil || !strings.Contains(c2.agentText(), "Commands that run outside the sandbox") {
+		t.Fatalf("/permissions does not list the rule:\n%s", c2.agentText())
+	}
+	c2.prompt(sid2, "/permissions remove "+listed[1])
+	if said := c2.agentText(); !strings.Contains(said, "Removed `Bash(touch:*)` from the commands that run outside the sandbox") {
+		t.Errorf("/permissions remove said %q", said)
+	}
+	c2.prompt(sid2, "touch four")
+	absent(t, filepath.Join(outside, "four"))
+	if len(*asked2) != 3 {
+		t.Errorf("after remove, asked %q, want the refusal asked about again", (*asked2)[1:])
 	}
 }
 

@@ -255,12 +255,11 @@ func (p *userPolicy) guard(_ context.Context, _ *registry.Def, c *registry.Call)
 // whether the user's own rule names a host it may reach at a private
 // address. Only the rules: hooks judge the call the model made, once.
 func (p *userPolicy) CheckRule(tool string, args json.RawMessage) registry.RuleVerdict {
-	r, ok := p.current().rules.DecideCall(tool, args, p.cwd)
+	r, written, ok := p.current().rules.Check(tool, args, p.cwd)
 	if !ok {
 		return registry.RuleVerdict{}
 	}
-	return registry.RuleVerdict{Effect: string(r.Effect), Rule: r.String(),
-		Written: r.Specific() && r.Source.Kind != "remembered"}
+	return registry.RuleVerdict{Effect: string(r.Effect), Rule: r.String(), Written: written}
 }
 
 // refusedCodes are results of calls that never ran: PostToolUse hooks are

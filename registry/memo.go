@@ -21,7 +21,9 @@ type RuleVerdict struct {
 	Rule   string // the deciding rule as a refusal names it: its text and its file
 	// Written: the deciding rule names what the call targets (a pattern,
 	// not every call of the tool) and the user wrote it in a settings file
-	// (not an "always" answer remembered for them).
+	// (not an "always" answer remembered for them). For a web fetch, an
+	// allow rule the user wrote names the host itself, not a parent domain
+	// or a wildcard (rules.Set.OpensHost).
 	Written bool
 }
 

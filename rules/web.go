@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -88,4 +89,44 @@ func matchesDomain(pattern, host string) bool {
 		return host == pattern
 	}
 	return host == pattern || strings.HasSuffix(host, "."+pattern)
+}
+
+// OpensHost reports whether an allow rule the user wrote (in a settings
+// file, not an "always" answer) names the web host of t by its own name:
+// not every fetch (`WebFetch`), not through a parent domain
+// (`domain:example.com` for api.example.com), not a wildcard. Only such a
+// rule lets web_fetch reach the host at a private address or another port
+// (tools/web): a parent-domain or wildcard rule would hand that to whoever
+// controls a subdomain's DNS (`domain:nip.io` would open
+// 127.0.0.1.nip.io, and any host under it).
+func (s Set) OpensHost(t Target) bool {
+	if t.Domain == "" {
+		return false
+	}
+	for _, r := range s {
+		if r.Effect == Allow && r.domain == t.Domain && r.Source.Kind != "remembered" {
+			return true
+		}
+	}
+	return false
+}
+
+// Check is what the rules say of a call to a tool that reaches further than
+// its arguments name and asks again (registry.RuleChecker): the deciding
+// rule, and whether the user's own rule names the call's target (a
+// pattern, not every call of the tool; written in a settings file, not an
+// "always" answer; for a web fetch, the host itself: OpensHost).
+func (s Set) Check(tool string, args json.RawMessage, cwd string) (r Rule, written, ok bool) {
+	if len(s) == 0 {
+		return Rule{}, false, false
+	}
+	t := TargetOf(tool, args, cwd)
+	if r, ok = s.Decide(t); !ok {
+		return Rule{}, false, false
+	}
+	written = r.Specific() && r.Source.Kind != "remembered"
+	if t.Domain != "" {
+		written = r.Effect == Allow && s.OpensHost(t)
+	}
+	return r, written, true
 }

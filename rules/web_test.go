@@ -80,3 +80,51 @@ func TestDecideWeb(t *testing.T) {
 		t.Errorf("WebFetch without a pattern: ok %v, specific %v; want a match that names no domain", ok, r.Specific())
 	}
 }
+
+// Check opens a web host (written) only under an allow rule the user wrote
+// that names the host itself: not a parent domain, a wildcard, the whole
+// tool or an "always" answer.
+func TestCheckOpensOnlyTheHostNamed(t *testing.T) {
+	s := set(t, "/w",
+		[2]string{"allow", "WebFetch(domain:nip.io)"},
+		[2]string{"allow", "WebFetch(domain:*.corp.example)"},
+		[2]string{"allow", "WebFetch(domain:127.0.0.1)"},
+		[2]string{"allow", "WebFetch(domain:wiki.corp.example)"},
+		[2]string{"deny", "WebFetch(domain:bad.corp.example)"},
+	)
+	remembered, err := Parse(Allow, "WebFetch(domain:lan.example)", Source{Kind: "remembered"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = append(s, remembered)
+	for _, tc := range []struct {
+		url     string
+		effect  Effect
+		written bool
+	}{
+		{"http://127.0.0.1:8080/", Allow, true},
+		{"http://wiki.corp.example/", Allow, true},
+		{"http://nip.io/", Allow, true},
+		{"http://127.0.0.1.nip.io/", Allow, false},      // a parent domain's rule
+		{"http://build.corp.example/", Allow, false},    // a wildcard
+		{"http://bad.corp.example/", Deny, false},       // denied, whatever else names it
+		{"http://lan.example/", Allow, false},           // an "always" answer
+		{"http://elsewhere.example/", "", false},        // no rule
+		{"http://WIKI.corp.example./x", Allow, true},    // the host as rules read it
+		{"http://www.wiki.corp.example/", Allow, false}, // under the host named
+	} {
+		args, _ := json.Marshal(map[string]string{"url": tc.url})
+		r, written, ok := s.Check("web_fetch", args, "/w")
+		if r.Effect != tc.effect || written != tc.written || ok != (tc.effect != "") {
+			t.Errorf("%s: %q written %v (ok %v), want %q written %v", tc.url, r.Effect, written, ok, tc.effect, tc.written)
+		}
+	}
+	// Other tools keep what written meant: a pattern the user wrote.
+	files := set(t, "/w", [2]string{"allow", "Read(/w/**)"}, [2]string{"allow", "Bash"})
+	if _, written, _ := files.Check("read", json.RawMessage(`{"file_path":"/w/a"}`), "/w"); !written {
+		t.Errorf("Read(/w/**) for /w/a: not written")
+	}
+	if _, written, _ := files.Check("bash", json.RawMessage(`{"command":"ls"}`), "/w"); written {
+		t.Errorf("Bash for ls: written")
+	}
+}

@@ -24,11 +24,11 @@ import (
 type ruleSet rules.Set
 
 func (s ruleSet) CheckRule(tool string, args json.RawMessage) registry.RuleVerdict {
-	r, ok := rules.Set(s).DecideCall(tool, args, "/")
+	r, written, ok := rules.Set(s).Check(tool, args, "/")
 	if !ok {
 		return registry.RuleVerdict{}
 	}
-	return registry.RuleVerdict{Effect: string(r.Effect), Rule: r.String(), Written: r.Specific() && r.Source.Kind != "remembered"}
+	return registry.RuleVerdict{Effect: string(r.Effect), Rule: r.String(), Written: written}
 }
 
 func ruleCall(t *testing.T, rs ...[2]string) *registry.Call {
@@ -151,6 +151,11 @@ func TestFetchRefusals(t *testing.T) {
 		{"mapped loopback", "http://[::ffff:127.0.0.1]:" + port + "/", noProxy, [][2]string{allowLocal}, "loopback"},
 		{"rebinding name, 127.0.0.1 allowed", "http://docs.example/", rebind, [][2]string{allowLocal}, "docs.example resolves to 127.0.0.1, a loopback address"},
 		{"rebinding name, port 80", "http://docs.example/", rebind, nil, "resolves to 127.0.0.1"},
+		// A rule that names a parent domain or a wildcard skips the prompt
+		// but opens nothing: whoever runs the domain's DNS (nip.io, a
+		// wildcard record) could point a subdomain at the user's network.
+		{"subdomain of an allowed domain", "http://private.docs.example/", rebind, [][2]string{{"allow", "WebFetch(domain:docs.example)"}}, "private.docs.example resolves to 127.0.0.1, a loopback address"},
+		{"wildcard allow rule", "http://private.docs.example/", rebind, [][2]string{{"allow", "WebFetch(domain:*.docs.example)"}}, "private.docs.example resolves to 127.0.0.1, a loopback address"},
 		{"file", "file:///etc/passwd", noProxy, [][2]string{allowLocal}, "not file:"},
 		{"ftp", "ftp://127.0.0.1/x", noProxy, [][2]string{allowLocal}, "not ftp:"},
 		{"credentials", "http://user:secret@127.0.0.1:" + port + "/", noProxy, [][2]string{allowLocal}, "credentials"},
@@ -170,6 +175,24 @@ func TestFetchRefusals(t *testing.T) {
 	}
 	if n := s.hits.Load(); n != 0 {
 		t.Errorf("the server saw %d requests, want none", n)
+	}
+}
+
+// Only an allow rule that names the host itself opens it at a private
+// address: the same name, its parent domain's rule refused above, is
+// reached under its own.
+func TestRuleNamingTheHostOpensIt(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "reached") })
+	u, _ := url.Parse(s.URL)
+	o := &Options{Guard: noProxy.Guard}
+	o.Guard.Resolve = names(map[string]string{"private.docs.example": "127.0.0.1"})
+	c := ruleCall(t, [2]string{"allow", "WebFetch(domain:docs.example)"}, [2]string{"allow", "WebFetch(domain:private.docs.example)"})
+	p, err := run(t, o, c, fetchArgs{URL: "http://private.docs.example:" + u.Port() + "/"})
+	if err != nil || !strings.Contains(p.Content, "reached") {
+		t.Errorf("fetch under a rule naming the host: %q %v", p.Content, err)
+	}
+	if n := s.hits.Load(); n != 1 {
+		t.Errorf("the server saw %d requests, want 1", n)
 	}
 }
 

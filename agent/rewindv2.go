@@ -124,8 +124,8 @@ func messageEnd(evs []session.Event, m sentMessage) int {
 				return j
 			}
 			return i
-		case session.AssistantChunk, session.ToolCall, session.TurnEnd, session.UserMessage, session.UserSteer, session.Notice:
-			return i
+		case session.AssistantChunk, session.ToolCall, session.TurnEnd, session.UserMessage, session.UserSteer:
+			return i // a notice (the turn's start may say one) is not of the turn's messages
 		}
 	}
 	return i

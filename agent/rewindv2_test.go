@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-bridge/acp-bridge/acp"
 	"github.com/acp-bridge/acp-bridge/model"
+	"github.com/acp-bridge/acp-bridge/session"
 )
 
 // cutResponses are two turns: the first thinks, says something and reads
@@ -244,4 +245,35 @@ func asErr(err error, ae **acp.Error) *acp.Error {
 		return e
 	}
 	return &acp.Error{}
+}
+
+// A notice the turn says between a prompt and its entry into the context
+// (a hook that failed, a sandbox that is off; agent text on a client
+// without notices) is no part of the prompt: a rewind to the prompt keeps
+// the prompt, and what its hooks added, in the context.
+func TestRewindToPromptPastANotice(t *testing.T) {
+	e := newStEnv(t)
+	text := func(s string) json.RawMessage { b, _ := json.Marshal([]acp.ContentBlock{acp.TextBlock(s)}); return b }
+	e.writeLog("noticed",
+		session.New(session.UserMessage{Prompt: text("one"), Text: "one"}),
+		session.New(session.TurnStart{Turn: 1}),
+		session.New(session.Notice{Text: "A hook failed."}),
+		session.New(session.UserContext{Context: []string{"from a hook"}}),
+		session.New(session.AssistantChunk{Kind: "text", Text: "First."}),
+		session.New(session.AssistantMessage{Text: "First."}),
+		session.New(session.TurnEnd{Turn: 1, StopReason: "end_turn"}),
+	)
+	rec := &recorder{p: stScript(t, `{"parts":[{"text":"next"}]}`)}
+	a, c := e.agent(rec, acp.ClientCapabilities{})
+	if _, err := a.LoadSession(t.Context(), &acp.LoadSessionRequest{SessionID: "noticed", Cwd: e.cwd, McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	one := messageIDs(t, c.since(0))["one"]
+	if r, err := a.RewindTo(t.Context(), &acp.V2RewindRequest{SessionID: "noticed", ToMessageID: one}); err != nil || r.LastMessageID != one {
+		t.Fatalf("RewindTo = %+v, %v", r, err)
+	}
+	e.promptStop(a, "noticed", "next")
+	if d := cmp.Diff([]string{"user: one", "user: from a hook", "user: next"}, contextOf(rec.last())); d != "" {
+		t.Errorf("the next request (-want +got):\n%s", d)
+	}
 }

@@ -94,7 +94,7 @@ func TestBackgroundJob(t *testing.T) {
 
 // A command in the foreground and a background job are made by one
 // shellCommand: on a platform that cannot confine, neither runs, and both
-// fail with SANDBOX_UNAVAILABLE.
+// fail with SANDBOX_UNAVAILABLE; under mode off both run as they are.
 func TestUnconfinableCommandNeverRuns(t *testing.T) {
 	defer func(p func() sandbox.Support) { sandbox.Probe = p }(sandbox.Probe)
 	sandbox.Probe = func() sandbox.Support { return sandbox.Support{Reason: "simulated: no Landlock"} }
@@ -119,5 +119,25 @@ func TestUnconfinableCommandNeverRuns(t *testing.T) {
 	}
 	if _, _, err := tb.Read("job-1"); err == nil {
 		t.Error("a job was started")
+	}
+
+	// Under mode off (the user's choice) both run as they are.
+	off := sandbox.WithPolicy(t.Context(), &sandbox.Policy{Mode: sandbox.Off})
+	for _, background := range []bool{false, true} {
+		name := map[bool]string{false: "fg", true: "bg"}[background]
+		raw, _ := json.Marshal(Args{Command: "echo ran > " + name, RunInBackground: background})
+		if _, err := d.Run(off, &registry.Call{ID: "c1", Name: "bash", Args: raw, Cwd: dir, Roots: []string{dir}, Jobs: tb}); err != nil {
+			t.Fatalf("mode off, background %v: %v", background, err)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); tb.List()[0].Running; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the job under mode off never ended")
+		}
+	}
+	for _, name := range []string{"fg", "bg"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != "ran\n" {
+			t.Errorf("mode off, %s: %q, %v", name, b, err)
+		}
 	}
 }

@@ -219,7 +219,7 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 	// them. A batch's number is its place in walk order.
 	type job struct {
 		seq   int
-		files []walkEntry
+		files []*walkEntry // the walk's own entries, not copies
 	}
 	type done struct {
 		seq   int
@@ -232,11 +232,11 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 	go func() {
 		defer close(jobs)
 		seq := 0
-		var batch []walkEntry
+		batch := make([]*walkEntry, 0, grepBatch)
 		send := func() error {
 			select {
 			case jobs <- job{seq, batch}:
-				seq, batch = seq+1, nil
+				seq, batch = seq+1, make([]*walkEntry, 0, grepBatch)
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -260,7 +260,7 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 				e.done()
 				return nil
 			}
-			if batch = append(batch, *e); len(batch) == grepBatch {
+			if batch = append(batch, e); len(batch) == grepBatch {
 				return send()
 			}
 			return nil
@@ -282,8 +282,7 @@ func (s *searcher) tree(ctx context.Context, c *registry.Call, root string, incl
 			w := &grepWorker{}
 			for j := range jobs {
 				var files []grepFile
-				for i := range j.files {
-					e := &j.files[i]
+				for _, e := range j.files {
 					if ctx.Err() != nil {
 						e.done() // stopped: the rest is not read
 						continue
@@ -411,6 +410,16 @@ func (s *searcher) read(fd fileHandle, path string, w *grepWorker) ([]grepMatch,
 	buf := w.buf[:0]
 	line := 1 // the number of the line buf starts with
 	checked := false
+	var off int64 // the file offset of buf[0]
+	// A line longer than the buffer is read whole only when it may match:
+	// while none of the scan's literals is in it, its start is dropped as
+	// it is read (skipping, from lineAt on) and only a literal's length of
+	// it kept; if one turns up, the line is read again from its start,
+	// whole (grow). Go's own tree has a 1.4 MB line of zip data: growing
+	// a buffer for it was 3.5 MB allocated, and a thousand page faults, in
+	// every search of the tree.
+	skipping, grow := false, false
+	var lineAt int64
 	for {
 		want := cap(buf) - len(buf)
 		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
@@ -430,23 +439,59 @@ func (s *searcher) read(fd fileHandle, path string, w *grepWorker) ([]grepMatch,
 				return nil, nil // binary: the rest is not read
 			}
 		}
+		if skipping {
+			j := bytes.IndexByte(buf, '\n')
+			rest := buf
+			if j >= 0 {
+				rest = buf[:j]
+			}
+			switch {
+			case s.lits.anyIn(rest):
+				// It may match after all: read it again, whole.
+				if _, err := syscall.Seek(fd, lineAt, 0); err != nil {
+					return out, &os.PathError{Op: "seek", Path: path, Err: err}
+				}
+				off, buf, skipping, grow = lineAt, buf[:0], false, true
+				continue
+			case j < 0 && eof:
+				return out, nil
+			case j < 0:
+				off, buf = s.lits.keepTail(off, buf)
+				continue
+			}
+			// The line ends here without a literal: it cannot match.
+			line++
+			off += int64(j + 1)
+			buf = buf[:copy(buf, buf[j+1:])]
+			skipping = false
+		}
 		end := len(buf) // whole lines only, but everything at the end
 		if !eof {
 			end = bytes.LastIndexByte(buf, '\n') + 1
 		}
 		if end == 0 && !eof {
-			// One line longer than the buffer: make room for it.
-			if cap(buf) >= grepMaxLine {
+			switch {
+			case len(buf) < cap(buf):
+				continue // what a skipped line left: fill the buffer
+			case !grow && s.lits != nil && !s.lits.anyIn(buf):
+				skipping, lineAt = true, off
+				off, buf = s.lits.keepTail(off, buf)
+				continue
+			case cap(buf) >= grepMaxLine:
 				return out, nil
 			}
+			// One line longer than the buffer that may match: make room
+			// for it.
 			buf = slices.Grow(buf, cap(buf))
 			w.buf = buf
 			continue
 		}
+		grow = false
 		out, line = s.lines(buf[:end], line, out, &w.sc)
 		if eof || len(out) >= s.limit {
 			return out, nil
 		}
+		off += int64(end)
 		buf = buf[:copy(buf, buf[end:])]
 	}
 }

@@ -400,6 +400,24 @@ func (sc *scanner) find(pos int) int {
 	}
 }
 
+// anyIn reports whether one of the scan's literals occurs in data.
+func (ls *litSet) anyIn(data []byte) bool {
+	return slices.ContainsFunc(ls.lits, func(l lit) bool { return l.in(data) })
+}
+
+// keepTail drops all of buf, which starts at file offset off, but its last
+// bytes, those that may begin a literal the next read completes; it returns
+// the new offset of buf's start and buf.
+func (ls *litSet) keepTail(off int64, buf []byte) (int64, []byte) {
+	k := 0
+	for _, l := range ls.lits {
+		k = max(k, len(l.s)-1)
+	}
+	k = min(k, len(buf))
+	drop := len(buf) - k
+	return off + int64(drop), buf[:copy(buf, buf[drop:])]
+}
+
 // holds reports whether line contains one literal of each set in also.
 func (ls *litSet) holds(line []byte) bool {
 	for _, set := range ls.also {

@@ -233,6 +233,21 @@ func genTree(t *testing.T, rng *rand.Rand) (root, outside string) {
 	write("long.txt", strings.Repeat("needle_8 ", 200)+"\n")
 	write("huge-line.txt", "alpha\n"+strings.Repeat("Beta gamma ", 3000)+"HUGE_END\nState after HUGE_END\n")
 	write("many.txt", strings.Repeat("alpha beta\n", 300)) // past the cap alone
+	// Lines longer than the search's chunk in TestSearchMatchesReference:
+	// with a literal of a pattern at their start, their end, across where
+	// a read ends, or none (skipped, not read whole); CRLF, the last line
+	// without its newline, and lines after them to count.
+	long := 2 * (binaryHead + 811)
+	var lines strings.Builder
+	lines.WriteString("first NEEDLE_7 Handler(ctx)\n")
+	for d := range 10 {
+		lines.WriteString(strings.Repeat("s", long-d*3) + "NEEDLE_7 " + strings.Repeat("t", d*37) + "\n")
+		lines.WriteString(strings.Repeat("x", long+d*501) + "\r\n")
+		lines.WriteString("Beta " + strings.Repeat("y ", long/2+d) + "\n")
+		lines.WriteString("NEEDLE_8 state kelvin\n")
+	}
+	lines.WriteString(strings.Repeat("z", long) + "KELVIN the end")
+	write("long-lines.txt", lines.String())
 	var big strings.Builder
 	for big.Len() < 5*grepChunk {
 		big.WriteString(line() + "\n")
@@ -292,7 +307,9 @@ func TestSearchMatchesReference(t *testing.T) {
 		// Several pieces every match holds: one is scanned for, the others
 		// are checked on the lines it finds (folded ones too).
 		`NEEDLE_\d .*Handler\(ctx\)`, `alpha.*(?i)kelvin`, `(?i)state.*todo:`, `func [a-z]+ gamma`, `Beta.*日本語.*a\.b`,
-		`(?i:ſtate) \w+ (?i)ΣΊΣΥΦΟΣ`, `gamma.*(alpha|Beta).*TODO`}
+		`(?i:ſtate) \w+ (?i)ΣΊΣΥΦΟΣ`, `gamma.*(alpha|Beta).*TODO`,
+		// Long lines (long-lines.txt): found, skipped, counted.
+		`s+NEEDLE_7 t*$`, `x+\r$`, `NEEDLE_8`, `(?i)kelvin the`, `y y`, `^Beta`, `z+KELVIN`}
 	for range 100 {
 		patterns = append(patterns, randomPattern(rng))
 	}
@@ -451,6 +468,38 @@ func TestMatchRel(t *testing.T) {
 			want := matchSegs(segs, strings.Split(rel, "/"))
 			if got := matchRel(segs, rel); got != want {
 				t.Errorf("matchRel(%q, %q) = %v, matching the split path gives %v", p, rel, got, want)
+			}
+		}
+	}
+}
+
+// A line longer than the chunk is read whole only when one of the scan's
+// literals is in it: a literal that straddles where one read ends and the
+// next begins is found all the same, whatever the offset, and the lines
+// after it keep their numbers.
+func TestLongLineLiteralAcrossReads(t *testing.T) {
+	defer func(n int) { grepChunk = n }(grepChunk)
+	grepChunk = binaryHead + 811
+	dir := t.TempDir()
+	c := &registry.Call{Cwd: dir, Roots: []string{dir}}
+	lit := "NEEDLE_7"
+	for _, at := range []int{grepChunk, 2 * grepChunk, 3 * grepChunk} {
+		for d := -len(lit) - 10; d <= 2; d++ {
+			x := at + d
+			path := filepath.Join(dir, fmt.Sprintf("d%d", x))
+			os.Mkdir(path, 0o755)
+			text := strings.Repeat("s", x) + lit + "\n" + strings.Repeat("q", 3*grepChunk) + "\n" + "after " + lit + "\n"
+			if err := os.WriteFile(filepath.Join(path, "f.txt"), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{`s+NEEDLE_7$`, `NEEDLE_\d`, `(?i)needle_7`, `^after`} {
+				got, err := runGrep(context.Background(), c, grepArgs{Pattern: p, Path: path})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := refGrep(c, path, p, ""); cmp.Diff(got, want) != "" {
+					t.Errorf("%q in a line with the literal at %d: got %s, want %s", p, x, summary(got), summary(want))
+				}
 			}
 		}
 	}

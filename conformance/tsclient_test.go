@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acp-bridge/acp-bridge/conformance"
 )
 
 // tsModel is an OpenAI-compatible endpoint for the TypeScript-client test.
@@ -100,7 +102,7 @@ func (s *tsSeen) agentText() string {
 // when the SDK cannot be installed.
 func TestTypeScriptClient(t *testing.T) {
 	c := newTSClient(t)
-	needConfinement(t, c.bin)
+	conformance.SkipUnlessConfined(t, c.bin)
 	if !c.schema.HasUpdate("notice") || c.schema.Unstable == nil {
 		t.Fatalf("the SDK's schema is not 1.25 with its unstable set (notice %v)", c.schema.HasUpdate("notice"))
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-bridge/acp-bridge/conformance"
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 )
 
@@ -216,7 +217,7 @@ func (s *tsOut) updates(sid string, from int) []map[string]any {
 // message where it joined.
 func TestTypeScriptSteering(t *testing.T) {
 	f := newTSFeatures(t)
-	needConfinement(t, f.bin)
+	conformance.SkipUnlessConfined(t, f.bin)
 	const prompt, steer = "list the files (steering)", "STEERED: count them too"
 	model := &featureModel{t: t, answer: func(m *featureModel, _ *http.Request, body map[string]any) string {
 		role, content := lastMessage(body)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-bridge/acp-bridge/conformance"
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 	"github.com/acp-bridge/acp-bridge/conformance/v2walk"
 )
@@ -31,7 +32,7 @@ type tsV2Seen struct {
 // cannot be installed.
 func TestTypeScriptV2Client(t *testing.T) {
 	c := newTSClient(t)
-	needConfinement(t, c.bin)
+	conformance.SkipUnlessConfined(t, c.bin)
 	schema := c.sdkSchema("v2/schema.unstable.json")
 	work, state := t.TempDir(), t.TempDir()
 	model := filepath.Join(t.TempDir(), "model.json")

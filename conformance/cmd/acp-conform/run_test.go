@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-bridge/acp-bridge/conformance"
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 	"github.com/acp-bridge/acp-bridge/conformance/suite"
 )
@@ -192,7 +193,7 @@ func replayScenarios(t *testing.T, golden string, run func(context.Context, stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	needConfinement(t, bin)
+	conformance.SkipUnlessConfined(t, bin)
 	files, _ := filepath.Glob("../../testdata/scenarios/*.txtar")
 	if len(files) == 0 {
 		t.Fatal("no scenarios")
@@ -259,43 +260,4 @@ func TestScenariosV2(t *testing.T) {
 		t.Log("no ACP v2 schema beside the checkout: the messages are not checked against it")
 	}
 	replayScenarios(t, " "+suite.V2Golden, suite.RunScenarioV2, schema)
-}
-
-// bridgeConfines reports whether the built bridge confines commands on
-// this machine in its default mode, by its own word: doctor's sandbox
-// line (ACP_BRIDGE_SANDBOX_PROBE=none simulates a kernel without
-// Landlock). Where it cannot, it refuses to run commands and says so in
-// the session (README "Sandbox"), so a transcript recorded where it
-// confines cannot be replayed.
-func bridgeConfines(bin string) (bool, string) {
-	home, err := os.MkdirTemp("", "acp-bridge-conformance-doctor-")
-	if err != nil {
-		return false, err.Error()
-	}
-	defer os.RemoveAll(home)
-	cmd := exec.Command(bin, "doctor", "--model", "script:/dev/null")
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_STATE_HOME="+home)
-	out, _ := cmd.CombinedOutput()
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, " sandbox ") {
-			return strings.HasPrefix(l, "ok   sandbox  workspace-write"), strings.TrimSpace(l)
-		}
-	}
-	return false, "doctor said nothing of the sandbox: " + string(out)
-}
-
-// needConfinement skips a test whose transcript runs commands in the
-// default sandbox mode where the bridge cannot confine them.
-func needConfinement(t *testing.T, bin string) {
-	t.Helper()
-	confines.once.Do(func() { confines.ok, confines.line = bridgeConfines(bin) })
-	if !confines.ok {
-		t.Skipf("the bridge cannot confine commands here (doctor: %s): it would refuse the commands this transcript runs in its default sandbox mode", confines.line)
-	}
-}
-
-var confines struct {
-	once sync.Once
-	ok   bool
-	line string
 }

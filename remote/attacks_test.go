@@ -119,7 +119,10 @@ func TestAttacksOnEveryWayIn(t *testing.T) {
 				case "POST initialize":
 					resp = a.do(t, s, "POST", initBody, "", false)
 				case "POST":
-					resp = a.do(t, s, "POST", `{"jsonrpc":"2.0","id":"x","method":"session/list","params":{}}`, good.conn, false)
+					// An id of its own: one still running under the same id
+					// on the connection is refused (400), and the last
+					// case's session/list may not have been answered yet.
+					resp = a.do(t, s, "POST", `{"jsonrpc":"2.0","id":"list-`+strings.ReplaceAll(a.name, `"`, "")+`","method":"session/list","params":{}}`, good.conn, false)
 				case "GET":
 					// The connection's stream is the good client's: a
 					// session's stream is free to take.

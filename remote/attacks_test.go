@@ -689,3 +689,39 @@ func TestInflightBytesBounded(t *testing.T) {
 		t.Errorf("%d bytes still counted in flight", n)
 	}
 }
+
+// TestCloseDuringUpgrades: Close while WebSocket upgrades are on their way
+// in. An upgrade that got its connection before Close, and starts its
+// writer after Close began to wait, must not race that wait (the race
+// detector saw it once under CI's load); every upgrade ends.
+func TestCloseDuringUpgrades(t *testing.T) {
+	s := newTestServer(t, Options{Token: attackToken})
+	var wg sync.WaitGroup
+	for range 40 {
+		wg.Go(func() {
+			r, err := http.NewRequest("GET", s.URL+Path, nil)
+			if err != nil {
+				return
+			}
+			r.Header.Set("Connection", "Upgrade")
+			r.Header.Set("Upgrade", "websocket")
+			r.Header.Set("Sec-WebSocket-Version", "13")
+			r.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+			r.Header.Set("Authorization", "Bearer "+attackToken)
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			if resp, err := (&http.Client{Transport: tr}).Do(r); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	// Close once the first are in, while the others are on their way.
+	for deadline := time.Now().Add(30 * time.Second); s.Stats().Connections == 0 && time.Now().Before(deadline); {
+		runtime.Gosched()
+	}
+	s.Close()
+	wg.Wait()
+	if n := s.Stats().Connections; n != 0 {
+		t.Errorf("%d connections left after Close", n)
+	}
+}

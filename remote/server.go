@@ -216,6 +216,28 @@ func (s *Server) open(transport, remote string) (*conn, error) {
 	return c, nil
 }
 
+// stopTaking refuses new connections and new goroutines (spawn) from
+// now on. Under s.mu, so that whatever open or spawn let through is
+// registered before Close ends the connections and waits for s.wg: a
+// WaitGroup's Add must not race its Wait.
+func (s *Server) stopTaking() {
+	s.mu.Lock()
+	s.closing.Store(true)
+	s.mu.Unlock()
+}
+
+// spawn runs f on a goroutine Close waits for, unless the server is
+// closing (false: f is not run).
+func (s *Server) spawn(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.wg.Go(f)
+	return true
+}
+
 var (
 	errClosing      = errors.New("the server is shutting down")
 	errTooManyConns = errors.New("too many connections")
@@ -259,7 +281,7 @@ func (s *Server) HandOverRequested() {
 // connection: its agent shuts down, which stops what still runs and saves
 // every session.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.closing.Store(true)
+	s.stopTaking()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var err error
@@ -284,7 +306,7 @@ wait:
 // Close ends every connection now (running turns are cancelled and
 // saved) and waits for their agents to shut down.
 func (s *Server) Close() {
-	s.closing.Store(true)
+	s.stopTaking()
 	var wg sync.WaitGroup
 	s.each(func(c *conn) { wg.Go(func() { c.end("server closing") }) })
 	wg.Wait()

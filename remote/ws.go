@@ -45,7 +45,12 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	c.listen(1)
 	// The writer outlives this handler: it writes what is queued (the
 	// refusal of a bad first message, say) before closing the socket.
-	s.wg.Go(func() { out.run(s.ctx, c, s) })
+	// A server closing since open has ended c, or is about to.
+	if !s.spawn(func() { out.run(s.ctx, c, s) }) {
+		ws.Close(websocket.StatusGoingAway, "server closing")
+		c.end("server closing")
+		return
+	}
 	for {
 		typ, data, err := ws.Read(s.ctx)
 		if err != nil {

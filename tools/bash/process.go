@@ -44,7 +44,25 @@ func terminate(g *procgroup.Group, exited <-chan struct{}, grace time.Duration) 
 	}
 	_ = g.Kill()
 	<-exited
-	waitGroupGone(g, time.Second)
+	killUntilGone(g, time.Second)
+}
+
+// killUntilGone kills the group's members again at every look until none
+// runs, or d has passed: a member one scan of the process table missed
+// (forked just after it, or in the middle of an exec, when its environment
+// and so its marker cannot be read for that instant) is found by the next.
+func killUntilGone(g *procgroup.Group, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if !g.Alive() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+		_ = g.Kill()
+	}
 }
 
 // killStragglers ends what is left of the group after its leader exited:
@@ -64,7 +82,7 @@ func killStragglers(g *procgroup.Group, grace time.Duration) {
 		return
 	}
 	_ = g.Kill()
-	waitGroupGone(g, time.Second)
+	killUntilGone(g, time.Second)
 }
 
 // exitStatus reads the exit code or the killing signal from a reaped process.

@@ -32,7 +32,7 @@ var confines struct {
 // bridgeConfines runs bin's doctor in an empty home and reads its sandbox
 // line: whether the default mode confines, and the line itself.
 func bridgeConfines(bin string) (bool, string) {
-	home, err := os.MkdirTemp("", "acp-bridge-conformance-doctor-")
+	home, err := os.MkdirTemp("", "acp-conformance-doctor-")
 	if err != nil {
 		return false, err.Error()
 	}

@@ -40,7 +40,7 @@ var buildBridge = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "acp-bridge-conformance-")
+	dir, err := staletmp.MkdirTemp("acp-bridge-conformance-")
 	if err != nil {
 		return "", err
 	}

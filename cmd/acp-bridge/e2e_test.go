@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acp-bridge/acp-bridge/internal/staletmp"
 )
 
 // buildBridge compiles the command once per test binary run.
@@ -31,7 +33,7 @@ const never = 30 * time.Second
 func bridgeBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "acp-bridge-e2e-")
+		dir, err := staletmp.MkdirTemp("acp-bridge-e2e-")
 		if err != nil {
 			buildErr = err
 			return

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acp-bridge/acp-bridge/internal/staletmp"
 )
 
 // The startup benchmarks build six binaries: acp-bridge (a development
@@ -35,7 +37,7 @@ var buildStartupBins = sync.OnceValues(func() (map[string]string, error) {
 	dir := os.Getenv("ACP_BRIDGE_BENCH_DIR")
 	if dir == "" {
 		var err error
-		if dir, err = os.MkdirTemp("", "acp-bridge-startup-"); err != nil {
+		if dir, err = staletmp.MkdirTemp("acp-bridge-startup-"); err != nil {
 			return nil, err
 		}
 		startupDir = dir

@@ -17,15 +17,18 @@ import (
 	"github.com/acp-bridge/acp-bridge/conformance"
 	"github.com/acp-bridge/acp-bridge/conformance/acpschema"
 	"github.com/acp-bridge/acp-bridge/conformance/suite"
+	"github.com/acp-bridge/acp-bridge/internal/staletmp"
 )
 
 var update = flag.Bool("update", false, "rewrite the scenario goldens in conformance/testdata/scenarios")
 
-var binDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "acp-conform-test-") })
+var binDir = sync.OnceValues(func() (string, error) { return staletmp.MkdirTemp("acp-conform-test-") })
 
 // TestMain removes the binaries built for the tests, so a run leaves
-// nothing in $TMPDIR.
+// nothing in $TMPDIR; and those of earlier runs that were killed before
+// they could.
 func TestMain(m *testing.M) {
+	staletmp.Sweep(os.TempDir(), time.Now(), "acp-conform-test-*")
 	code := m.Run()
 	if dir, err := binDir(); err == nil {
 		os.RemoveAll(dir)

@@ -10,7 +10,11 @@ import (
 )
 
 // waitGroupGone polls until the group has no process left or d passes.
-func waitGroupGone(g *procgroup.Group, d time.Duration) bool {
+// With again set (after SIGKILL), each look sends again what it sent
+// before: a member one scan of the process table missed (forked just after
+// it, or in the middle of an exec, when its environment and so its marker
+// cannot be read for that instant) is found by the next.
+func waitGroupGone(g *procgroup.Group, d time.Duration, again func() error) bool {
 	deadline := time.Now().Add(d)
 	for {
 		if !g.Alive() {
@@ -20,6 +24,9 @@ func waitGroupGone(g *procgroup.Group, d time.Duration) bool {
 			return false
 		}
 		time.Sleep(10 * time.Millisecond)
+		if again != nil {
+			_ = again()
+		}
 	}
 }
 
@@ -37,32 +44,14 @@ func terminate(g *procgroup.Group, exited <-chan struct{}, grace time.Duration) 
 	case <-exited:
 		// The shell is gone; the rest of the group gets what is left of
 		// the same grace, not a second one.
-		if waitGroupGone(g, time.Until(deadline)) {
+		if waitGroupGone(g, time.Until(deadline), nil) {
 			return
 		}
 	case <-t.C:
 	}
 	_ = g.Kill()
 	<-exited
-	killUntilGone(g, time.Second)
-}
-
-// killUntilGone kills the group's members again at every look until none
-// runs, or d has passed: a member one scan of the process table missed
-// (forked just after it, or in the middle of an exec, when its environment
-// and so its marker cannot be read for that instant) is found by the next.
-func killUntilGone(g *procgroup.Group, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if !g.Alive() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-		_ = g.Kill()
-	}
+	waitGroupGone(g, time.Second, g.Kill)
 }
 
 // killStragglers ends what is left of the group after its leader exited:
@@ -78,11 +67,11 @@ func killStragglers(g *procgroup.Group, grace time.Duration) {
 		return
 	}
 	_ = g.Terminate()
-	if waitGroupGone(g, grace) {
+	if waitGroupGone(g, grace, nil) {
 		return
 	}
 	_ = g.Kill()
-	killUntilGone(g, time.Second)
+	waitGroupGone(g, time.Second, g.Kill)
 }
 
 // exitStatus reads the exit code or the killing signal from a reaped process.

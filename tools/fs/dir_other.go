@@ -3,6 +3,7 @@
 package fs
 
 import (
+	"errors"
 	"os"
 	"time"
 )
@@ -22,9 +23,11 @@ func (d openDir) close() { d.f.Close() }
 // keeps no directory open for them.
 const holdDirs = false
 
-// open is never called where holdDirs is false.
+// open is not offered where holdDirs is false: the walk holds no
+// directory, so no file comes with one to open it in.
 func (d openDir) open(string, *[]byte) (fileHandle, error) {
-	panic("fs: openDir.open without holdDirs")
+	var none fileHandle
+	return none, errors.ErrUnsupported
 }
 
 func (d openDir) entries([]byte) ([]dirEntry, error) {
